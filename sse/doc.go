@@ -1,0 +1,20 @@
+// Package sse reads and writes Server-Sent Events (text/event-stream) as
+// used by OpenAI-compatible streaming endpoints.
+//
+// The Reader has no line-length limit: audio servers put a whole base64 WAV
+// file on one "data:" line, and such lines reach hundreds of kilobytes, far
+// beyond the 64 KiB that bufio.Scanner and most SSE libraries accept. It
+// reuses its buffers, so reading an event does not allocate once the
+// buffers have grown to the stream's largest event.
+//
+// Parsing follows the WHATWG HTML "event stream interpretation" rules with
+// three documented deviations that suit a benchmark client:
+//   - an event still pending when the stream ends (no final blank line) is
+//     dispatched rather than dropped, because servers that close the
+//     connection right after the last "data:" line are common;
+//   - an event that has an "event:" type but no "data:" line is dispatched
+//     (browsers drop it); only blocks with neither data nor type, such as
+//     comment keep-alives, are skipped;
+//   - the last comment line before an event is reported in Event.Comment so
+//     that servers can stamp events with their send time.
+package sse

@@ -1,0 +1,284 @@
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// defaultBufferSize is the bufio buffer of a Reader. It holds a typical
+// audio event (about 5 KB of base64 per 80 ms of 24 kHz audio) many times
+// over, so lines rarely straddle a refill; longer lines still work, they
+// are just assembled in a side buffer.
+const defaultBufferSize = 64 << 10
+
+// maxInternedTypes bounds the per-Reader cache of event type strings.
+const maxInternedTypes = 8
+
+// utf8BOM is skipped at the start of a stream, as the SSE specification asks.
+const utf8BOM = "\xEF\xBB\xBF"
+
+// Event is one dispatched server-sent event.
+type Event struct {
+	// Type is the value of the last "event:" line; "" when there was none
+	// (callers treat "" as "message").
+	Type string
+	// Data holds the "data:" lines joined with "\n". It aliases the
+	// Reader's buffer and is valid only until the next call to Next;
+	// copy it to keep it.
+	Data []byte
+	// ID is the last event ID seen on the stream. As in the SSE
+	// specification it persists across events until another "id:" line
+	// changes it; "id:" values that contain NUL are ignored.
+	ID string
+	// Comment is the last comment line (without the leading ':' and one
+	// optional space) seen since the previous event, or nil when there was
+	// none. Comments in comment-only blocks carry over to the next event.
+	// It is valid only until the next call to Next.
+	Comment []byte
+}
+
+// Reader parses an event stream. It is not safe for concurrent use.
+type Reader struct {
+	br *bufio.Reader
+
+	offset int64 // bytes consumed from br, for error messages
+	events int   // events dispatched so far
+	err    error // sticky: once set, every Next returns it
+
+	started bool // the first line has been seen (for BOM stripping)
+	skipLF  bool // the previous line ended in '\r'; a following '\n' belongs to it
+
+	long []byte // assembles a line that does not fit in br's buffer
+
+	// The event being assembled. Buffers are reused across events.
+	data       []byte
+	sawData    bool
+	typ        string
+	comment    []byte
+	sawComment bool
+	id         string
+
+	types []string // interned event types, so "event:" lines do not allocate
+}
+
+// NewReader returns a Reader that parses the event stream read from r.
+// Lines may be of any length; the caller bounds a stream's size and
+// duration (for example with a request context).
+func NewReader(r io.Reader) *Reader {
+	return newReaderSize(r, defaultBufferSize)
+}
+
+// newReaderSize lets tests use tiny buffers to exercise lines that straddle
+// buffer refills.
+func newReaderSize(r io.Reader, size int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, size)}
+}
+
+// Next returns the next event. It returns io.EOF (unwrapped) when the
+// stream ends at an event boundary; an event still pending at the end of
+// the stream is returned first and io.EOF on the following call. Any other
+// read error is returned wrapped, naming the event number and byte offset,
+// and the partial event is discarded. After an error, Next keeps returning
+// it.
+//
+// The returned Data and Comment are valid until the next call to Next.
+func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	// The previous event's buffers are reset only now, because the caller
+	// could still read them until this call.
+	r.data = r.data[:0]
+	r.sawData = false
+	r.typ = ""
+	r.sawComment = false
+	for {
+		line, err := r.readLine()
+		if err != nil && err != io.EOF {
+			r.err = fmt.Errorf("sse: reading event %d at byte %d: %w", r.events+1, r.offset, err)
+			return Event{}, r.err
+		}
+		// At io.EOF a non-empty line is the unterminated last line; it
+		// counts like any other.
+		if err == nil || len(line) > 0 {
+			if r.processLine(line) {
+				return r.dispatch(), nil
+			}
+		}
+		if err == io.EOF {
+			r.err = io.EOF
+			if r.pending() {
+				return r.dispatch(), nil
+			}
+			return Event{}, io.EOF
+		}
+	}
+}
+
+// pending reports whether the block read so far makes an event.
+func (r *Reader) pending() bool { return r.sawData || r.typ != "" }
+
+func (r *Reader) dispatch() Event {
+	r.events++
+	ev := Event{Type: r.typ, ID: r.id}
+	if r.sawData {
+		if r.data == nil {
+			r.data = []byte{} // "data:" with an empty value still has data
+		}
+		ev.Data = r.data
+	}
+	if r.sawComment {
+		if r.comment == nil {
+			r.comment = []byte{} // ":" alone is an empty comment, not none
+		}
+		ev.Comment = r.comment
+	}
+	return ev
+}
+
+// processLine applies one line to the event being assembled and reports
+// whether the line dispatches it.
+func (r *Reader) processLine(line []byte) bool {
+	if len(line) == 0 {
+		// A blank line ends a block; a block with neither data nor type
+		// (keep-alive comments, a lone "id:") is not an event.
+		return r.pending()
+	}
+	if line[0] == ':' {
+		r.comment = append(r.comment[:0], dropSpace(line[1:])...)
+		r.sawComment = true
+		return false
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], dropSpace(line[i+1:])
+	}
+	switch string(name) { // the conversion does not allocate in a switch
+	case "data":
+		if r.sawData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.sawData = true
+	case "event":
+		r.typ = r.intern(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 && string(value) != r.id {
+			r.id = string(value)
+		}
+	}
+	// "retry" and unknown fields are ignored, as the specification asks.
+	return false
+}
+
+// dropSpace removes one leading space, as the SSE specification asks.
+func dropSpace(b []byte) []byte {
+	if len(b) > 0 && b[0] == ' ' {
+		return b[1:]
+	}
+	return b
+}
+
+// intern returns b as a string, reusing an earlier string with the same
+// bytes so that streams with a few recurring event types do not allocate.
+func (r *Reader) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	for _, s := range r.types {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	if len(r.types) < maxInternedTypes {
+		r.types = append(r.types, s)
+	}
+	return s
+}
+
+// readLine returns the next line without its terminator ("\r\n", "\n" or
+// "\r"). The slice is valid until the next read. At the end of the stream
+// it returns the unterminated rest (possibly empty) together with the
+// error.
+//
+// It scans the buffered bytes itself rather than using ReadSlice('\n'):
+// ReadSlice cannot stop at a lone '\r', so on a live stream with CR line
+// endings it would hold every event back until the buffer filled. For the
+// same reason a '\r' is taken as a terminator at once, and a '\n' that
+// follows it is skipped when the next line starts, never waited for.
+func (r *Reader) readLine() ([]byte, error) {
+	r.long = r.long[:0]
+	scanned := 0 // leading bytes of the buffered data known to hold no terminator
+	for {
+		buf, _ := r.br.Peek(r.br.Buffered()) // no I/O: only what is buffered
+		if r.skipLF && len(buf) > 0 {
+			r.skipLF = false
+			if buf[0] == '\n' {
+				r.discard(1)
+				buf = buf[1:]
+			}
+		}
+		if i := indexEOL(buf[scanned:]); i >= 0 {
+			i += scanned
+			r.skipLF = buf[i] == '\r'
+			line := buf[:i]
+			r.discard(i + 1) // line stays valid: Discard does not refill
+			if len(r.long) > 0 {
+				r.long = append(r.long, line...)
+				line = r.long
+			}
+			return r.trimBOM(line), nil
+		}
+		scanned = len(buf)
+		if len(buf) == r.br.Size() {
+			// The line is longer than the buffer: move what we have aside
+			// so the buffer can take more.
+			r.long = append(r.long, buf...)
+			r.discard(len(buf))
+			scanned = 0
+		}
+		// Wait for at least one more byte. Peek slides the buffered bytes
+		// to the front and reads once, so a line that fits in the buffer
+		// is never copied.
+		if _, err := r.br.Peek(r.br.Buffered() + 1); err != nil {
+			rest, _ := r.br.Peek(r.br.Buffered())
+			r.long = append(r.long, rest...)
+			r.discard(len(rest))
+			return r.trimBOM(r.long), err
+		}
+	}
+}
+
+// discard consumes n bytes that are known to be buffered.
+func (r *Reader) discard(n int) {
+	_, _ = r.br.Discard(n) // cannot fail: the bytes are buffered
+	r.offset += int64(n)
+}
+
+// trimBOM drops a UTF-8 byte order mark at the very start of the stream.
+func (r *Reader) trimBOM(line []byte) []byte {
+	if r.started {
+		return line
+	}
+	r.started = true
+	return bytes.TrimPrefix(line, []byte(utf8BOM))
+}
+
+// indexEOL returns the index of the first '\n' or '\r' in b, or -1. Two
+// vectorised IndexByte scans beat one byte-by-byte IndexAny on long lines.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		i = len(b)
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	if i == len(b) {
+		return -1
+	}
+	return i
+}

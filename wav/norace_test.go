@@ -1,0 +1,5 @@
+//go:build !race
+
+package wav
+
+const raceEnabled = false
