@@ -1,0 +1,116 @@
+package omnimetrics
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Gatherer returns a Gatherer over the private registry that also returns
+// every family registered by this package that has no children yet, as a
+// MetricFamily with name, HELP and TYPE and no metrics. The registry's own
+// Gather drops such families (client_golang prunes empty families), but the
+// protocol requires their HELP and TYPE lines (section 2). Families are
+// sorted by name, like the registry's.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return gathererWithDeclared{m} }
+
+type gathererWithDeclared struct{ m *Metrics }
+
+func (g gathererWithDeclared) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := g.m.reg.Gather()
+	present := make(map[string]bool, len(mfs))
+	for _, mf := range mfs {
+		present[mf.GetName()] = true
+	}
+	added := false
+	for _, d := range g.m.declared {
+		if present[d.name] {
+			continue
+		}
+		// Fresh values each time: callers may modify what they gather.
+		name, help, typ := d.name, d.help, d.typ
+		mfs = append(mfs, &dto.MetricFamily{Name: &name, Help: &help, Type: &typ})
+		added = true
+	}
+	if added {
+		slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	}
+	return mfs, err
+}
+
+// Handler serves the metrics with content negotiation: Prometheus text,
+// OpenMetrics 1.0 and delimited protobuf, as
+// promhttp.HandlerFor(registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
+// does. Families without children are included as HELP and TYPE only. The
+// OpenMetrics and protobuf encoders handle such families, so those formats
+// go to promhttp; expfmt's text encoder rejects them ("MetricFamily has no
+// metrics"), so the text format is written here (uncompressed).
+func (m *Metrics) Handler() http.Handler {
+	g := m.Gatherer()
+	inner := promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	// The same offer list promhttp uses with EnableOpenMetrics, so both
+	// negotiations agree.
+	offered := expfmt.DefaultOpenMetricsAcceptedFormats()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		format := expfmt.NegotiateAccept(r.Header, offered...)
+		if format.FormatType() != expfmt.TypeTextPlain {
+			inner.ServeHTTP(w, r)
+			return
+		}
+		mfs, err := g.Gather()
+		if err != nil {
+			http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if names := r.URL.Query()["name[]"]; len(names) > 0 {
+			mfs = slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return !slices.Contains(names, mf.GetName()) })
+		}
+		var buf bytes.Buffer
+		if err := writeText(&buf, mfs, format.ToEscapingScheme()); err != nil {
+			http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Add("Vary", "Accept")
+		w.Header().Set("Content-Type", string(format))
+		_, _ = w.Write(buf.Bytes()) // a failed write means the scraper went away
+	})
+}
+
+// writeText writes mfs in the Prometheus text format. A family without
+// metrics prints only its HELP and TYPE lines, as Python's prometheus_client
+// does for a labelled family with no children.
+func writeText(w io.Writer, mfs []*dto.MetricFamily, scheme model.EscapingScheme) error {
+	bw := bufio.NewWriter(w)
+	for _, mf := range mfs {
+		mf = model.EscapeMetricFamily(mf, scheme)
+		if len(mf.GetMetric()) > 0 {
+			if _, err := expfmt.MetricFamilyToText(bw, mf); err != nil {
+				return fmt.Errorf("omnimetrics: encode family %s as text: %w", mf.GetName(), err)
+			}
+			continue
+		}
+		// Only this package's families reach here, and New checked their
+		// names are legacy-valid, so the name needs no quoting.
+		if mf.Help != nil {
+			fmt.Fprintf(bw, "# HELP %s %s\n", mf.GetName(), escapeHelp(mf.GetHelp()))
+		}
+		fmt.Fprintf(bw, "# TYPE %s %s\n", mf.GetName(), strings.ToLower(mf.GetType().String()))
+	}
+	return bw.Flush()
+}
+
+// escapeHelp escapes a HELP text as the text format requires: backslash and
+// line feed.
+func escapeHelp(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+}
