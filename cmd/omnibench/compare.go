@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/omnibench/omnibench/compare"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// compareOptions holds the flags of `omnibench compare`.
+type compareOptions struct {
+	alpha       float64
+	format      string
+	test        string
+	percentiles []float64
+	gates       []string
+}
+
+func newCompareCmd() *cobra.Command {
+	o := compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare A.jsonl B.jsonl",
+		Short: "Compare two saved runs (B against A) with significance tests and regression gates",
+		Long: `compare reads two results files written by "omnibench run", keeps the
+successful non-warm-up requests, and prints one row per metric (ttfp, ttft,
+e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration): each run's mean and
+median, the change of B relative to A (100*(mean B - mean A)/mean A), the
+Welch t-test and Mann-Whitney U p-values, and the Holm-adjusted p-value over
+all metrics tested. The change shows "~" when it is not significant at
+--alpha after the Holm correction. Warnings (too few samples, serially
+correlated samples, runs with different set-ups) follow the table.
+
+--fail-on-regression METRIC:PCT fails when METRIC got significantly larger
+(worse) by more than PCT percent; a gated metric that cannot be tested fails too.
+
+Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
+(bad flags, unreadable or empty results files).`,
+		Example: `  omnibench compare base.jsonl candidate.jsonl
+  omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
+  omnibench compare base.jsonl candidate.jsonl --format json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(2)(cmd, args); err != nil {
+				return withExitCode(2, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd, o, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level, after Holm correction across the metrics")
+	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown, json or csv")
+	f.StringVar(&o.test, "test", stats.TestWelch.String(), "test that decides significance: welch (means) or utest (Mann-Whitney)")
+	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
+	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 1 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error {
+	if err := report.CheckFormat(o.format, compare.Formats()...); err != nil {
+		return withExitCode(2, err)
+	}
+	test, err := stats.ParseTest(o.test)
+	if err != nil {
+		return withExitCode(2, fmt.Errorf("--test: %w", err))
+	}
+	opts := compare.Options{Alpha: o.alpha, Test: test, Percentiles: o.percentiles}
+	if opts.Percentiles == nil {
+		opts.Percentiles = []float64{} // --percentiles= given empty: no percentile table
+	}
+	for _, g := range o.gates {
+		gate, err := compare.ParseGate(g)
+		if err != nil {
+			return withExitCode(2, fmt.Errorf("--fail-on-regression: %w", err))
+		}
+		opts.Gates = append(opts.Gates, gate)
+	}
+	a, err := compare.Load(pathA)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	b, err := compare.Load(pathB)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	res, err := compare.Compare(a, b, opts)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	if err := res.Write(cmd.OutOrStdout(), o.format); err != nil {
+		return err
+	}
+	if o.format == report.FormatCSV {
+		// CSV has no room for notes; warnings and gate verdicts are logs then.
+		for _, n := range res.Notes() {
+			fmt.Fprintln(cmd.ErrOrStderr(), n)
+		}
+	}
+	if err := res.Err(); err != nil {
+		var re *compare.RegressionError
+		if errors.As(err, &re) {
+			return withExitCode(1, err)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,342 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// Test data (hand-written JSONL, see testdata/):
+//   base.jsonl    10 successful speech requests, plus one warm-up (ttfp 0.5 s,
+//                 e2e 3 s) and one failed (503) request that must be left out.
+//                 ttfp: 0.120 0.131 0.118 0.125 0.140 0.122 0.128 0.119 0.135 0.124
+//                 (sum 1.262, mean 0.1262); e2e: 1.50 1.62 1.48 1.55 1.70 1.52 1.58
+//                 1.49 1.66 1.54 (sum 15.64, mean 1.564); audio 2.0 s each.
+//   slower.jsonl  the same shape, every request about 40 ms later to first audio
+//                 (ttfp sum 1.660, mean 0.166) and 300 ms longer end to end
+//                 (e2e mean 1.864).
+//   same.jsonl    base's ten successful requests with new ids, written out of
+//                 seq order, no warm-up or failed request.
+
+func load(t *testing.T, name string) Run {
+	t.Helper()
+	r, err := Load("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func row(t *testing.T, res *Result, name string) Row {
+	t.Helper()
+	for _, r := range res.Rows {
+		if r.Metric.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no row %q", name)
+	return Row{}
+}
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+func TestCompareSlower(t *testing.T) {
+	gates := []Gate{{Metric: "ttfp", MaxPct: 5}, {Metric: "e2e", MaxPct: 50}}
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{Gates: gates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.A.Used != 10 || res.A.Failed != 1 || res.A.Warmup != 1 || res.A.Records != 12 {
+		t.Errorf("arm A = %+v, want 10 used of 12, 1 failed, 1 warm-up", res.A)
+	}
+	// Speech requests carry no text: no ttft row.
+	var names []string
+	for _, r := range res.Rows {
+		names = append(names, r.Metric.Name)
+	}
+	if got := strings.Join(names, ","); got != "ttfp,e2e,rtf_last_chunk,rtf_e2e,underrun,audio_duration" {
+		t.Errorf("rows = %s", got)
+	}
+
+	ttfp := row(t, res, "ttfp")
+	// Hand computation: means 1.262/10 and 1.660/10 (warm-up and failed
+	// records excluded); delta = 100*(0.166-0.1262)/0.1262 = 31.537242472266247 %.
+	if !near(ttfp.A.Mean, 0.1262, 1e-12) || !near(ttfp.B.Mean, 0.166, 1e-12) {
+		t.Errorf("ttfp means = %v, %v", ttfp.A.Mean, ttfp.B.Mean)
+	}
+	if !ttfp.Tested || !ttfp.Significant || !near(ttfp.Comparison.DeltaPct, 31.537242472266247, 1e-10) {
+		t.Errorf("ttfp row: tested=%v significant=%v delta=%v", ttfp.Tested, ttfp.Significant, ttfp.Comparison.DeltaPct)
+	}
+	// e2e: 100*(1.864-1.564)/1.564 = 19.18158567774936 %.
+	e2e := row(t, res, "e2e")
+	if !e2e.Significant || !near(e2e.Comparison.DeltaPct, 19.18158567774936, 1e-10) {
+		t.Errorf("e2e row: significant=%v delta=%v", e2e.Significant, e2e.Comparison.DeltaPct)
+	}
+	// The p-value is stats.Welch's on the same values.
+	a := []float64{0.120, 0.131, 0.118, 0.125, 0.140, 0.122, 0.128, 0.119, 0.135, 0.124}
+	b := []float64{0.160, 0.171, 0.155, 0.166, 0.180, 0.162, 0.169, 0.158, 0.175, 0.164}
+	w, err := stats.Welch(a, b, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(ttfp.Comparison.P, w.P, 1e-12) {
+		t.Errorf("ttfp p = %v, want Welch p %v", ttfp.Comparison.P, w.P)
+	}
+
+	// Holm over the 6 tested rows: adjusted >= raw, and the underrun and
+	// audio duration changes are not significant.
+	if res.Tested() != 6 {
+		t.Errorf("tested = %d, want 6", res.Tested())
+	}
+	for _, r := range res.Rows {
+		if r.HolmP < r.Comparison.P {
+			t.Errorf("%s: holm p %v < raw p %v", r.Metric.Name, r.HolmP, r.Comparison.P)
+		}
+	}
+	if row(t, res, "underrun").Significant || row(t, res, "audio_duration").Significant {
+		t.Error("underrun or audio duration significant")
+	}
+
+	// Gates: ttfp +31.5 % > 5 % fails; e2e +19.2 % < 50 % passes.
+	err = res.Err()
+	var re *RegressionError
+	if !errors.As(err, &re) || len(re.Failed) != 1 || re.Failed[0].Metric != "ttfp" {
+		t.Fatalf("Err() = %v, want a RegressionError for ttfp only", err)
+	}
+	if !strings.Contains(err.Error(), "ttfp: +31.54% worse, limit 5%") {
+		t.Errorf("error text = %q", err)
+	}
+	if res.Gates[1].Failed || res.Gates[1].Metric != "e2e" {
+		t.Errorf("e2e gate = %+v", res.Gates[1])
+	}
+
+	var out bytes.Buffer
+	if err := res.Write(&out, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"+31.54%", "+19.18%", "126.2", "166.0", "warning: audio_duration: all samples equal", "gate ttfp:5: FAIL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCompareIdentical(t *testing.T) {
+	base, same := load(t, "base.jsonl"), load(t, "same.jsonl")
+	res, err := Compare(base, same, Options{Gates: []Gate{{Metric: "ttfp", MaxPct: 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if !r.Tested || r.Significant || r.Comparison.DeltaPct != 0 || r.Comparison.Welch.P != 1 {
+			t.Errorf("%s: tested=%v significant=%v delta=%v p=%v", r.Metric.Name, r.Tested, r.Significant, r.Comparison.DeltaPct, r.Comparison.Welch.P)
+		}
+		// same.jsonl is written out of order; sorted by seq it is base's
+		// sequence, so the autocorrelations agree.
+		if c := r.Comparison; !(c.Lag1A == c.Lag1B || math.IsNaN(c.Lag1A) && math.IsNaN(c.Lag1B)) {
+			t.Errorf("%s: lag-1 %v vs %v: records not taken in seq order", r.Metric.Name, c.Lag1A, c.Lag1B)
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Errorf("Err() = %v, want nil", err)
+	}
+	var out bytes.Buffer
+	if err := res.Write(&out, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	// The first ttfp line is the comparison row (the second the percentiles).
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "| ttfp (ms)") {
+			if !strings.Contains(line, "| ~ ") {
+				t.Errorf("ttfp row without ~: %s", line)
+			}
+			break
+		}
+	}
+	if !strings.Contains(out.String(), "gate ttfp:5: ok") {
+		t.Errorf("output lacks the gate verdict:\n%s", out.String())
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{Gates: []Gate{{Metric: "e2e", MaxPct: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		SchemaVersion int     `json:"schema_version"`
+		Test          string  `json:"test"`
+		Correction    string  `json:"correction"`
+		Alpha         float64 `json:"alpha"`
+		Regression    bool    `json:"regression"`
+		A             struct {
+			Used   int `json:"used"`
+			Warmup int `json:"warmup"`
+		} `json:"a"`
+		Metrics []struct {
+			Metric   string   `json:"metric"`
+			Unit     string   `json:"unit"`
+			DeltaPct *float64 `json:"delta_pct"`
+			HolmP    *float64 `json:"holm_p"`
+			A        struct {
+				Mean float64 `json:"mean"`
+			} `json:"a"`
+			Welch *struct {
+				T  *float64 `json:"t"`
+				DF *float64 `json:"df"`
+			} `json:"welch"`
+			Significant bool `json:"significant"`
+		} `json:"metrics"`
+		Gates []struct {
+			Metric string `json:"metric"`
+			Failed bool   `json:"failed"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, buf.String())
+	}
+	if got.SchemaVersion != 1 || got.Test != "welch" || got.Correction != "holm" || got.Alpha != 0.05 || !got.Regression ||
+		got.A.Used != 10 || got.A.Warmup != 1 || len(got.Gates) != 1 || !got.Gates[0].Failed {
+		t.Errorf("JSON header fields = %+v", got)
+	}
+	if len(got.Metrics) != 6 || got.Metrics[0].Metric != "ttfp" || got.Metrics[0].Unit != "s" ||
+		!near(got.Metrics[0].A.Mean, 0.1262, 1e-12) || !got.Metrics[0].Significant {
+		t.Errorf("JSON ttfp = %+v", got.Metrics[0])
+	}
+	// audio_duration: all samples equal -> t and df undefined -> null.
+	ad := got.Metrics[5]
+	if ad.Metric != "audio_duration" || ad.Welch == nil || ad.Welch.T != nil || ad.Welch.DF != nil || ad.DeltaPct == nil || *ad.DeltaPct != 0 {
+		t.Errorf("JSON audio_duration = %+v", ad)
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "same.jsonl"), Options{Percentiles: []float64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 7 || recs[0][0] != "metric" || recs[1][0] != "ttfp (ms)" || recs[1][7] != "~" {
+		t.Errorf("csv = %q", recs)
+	}
+	if err := res.Write(&buf, "yaml"); err == nil {
+		t.Error("format yaml accepted")
+	}
+}
+
+func TestGates(t *testing.T) {
+	for in, want := range map[string]Gate{
+		"ttfp:5":            {"ttfp", 5},
+		"e2e:10":            {"e2e", 10},
+		"RTF-E2E:2.5%":      {"rtf_e2e", 2.5},
+		"audio_duration:0":  {"audio_duration", 0},
+		" underrun : 12.5 ": {"underrun", 12.5},
+	} {
+		got, err := ParseGate(in)
+		if err != nil || got != want {
+			t.Errorf("ParseGate(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for in, wantErr := range map[string]string{
+		"ttfp":      "want METRIC:PCT",
+		"latency:5": `unknown metric "latency" (want one of ttfp, ttft, e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration)`,
+		"ttfp:x":    `percentage "x"`,
+		"ttfp:-1":   `percentage "-1"`,
+		"ttfp:NaN":  `percentage "NaN"`,
+	} {
+		if _, err := ParseGate(in); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("ParseGate(%q) error = %v, want it to contain %q", in, err, wantErr)
+		}
+	}
+	if g := (Gate{"ttfp", 5}).String(); g != "ttfp:5" {
+		t.Errorf("Gate.String = %q", g)
+	}
+}
+
+func TestUntestableGateFails(t *testing.T) {
+	base := load(t, "base.jsonl")
+	// B with a single successful request: every row is untested.
+	one := Run{Name: "one", Header: base.Header, Records: base.Records[1:2]}
+	res, err := Compare(base, one, Options{Gates: []Gate{{"ttft", 5}, {"e2e", 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tested() != 0 {
+		t.Errorf("tested = %d, want 0", res.Tested())
+	}
+	e2e := row(t, res, "e2e")
+	if e2e.Tested || !math.IsNaN(e2e.HolmP) || e2e.B.N != 1 || !strings.Contains(strings.Join(e2e.Warnings, ";"), "not tested: A has 10 and B 1 samples") {
+		t.Errorf("e2e row = %+v", e2e)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 2 {
+		t.Fatalf("Err() = %v, want both gates failed", err)
+	}
+	if !strings.Contains(re.Failed[0].Reason, "no samples in either run") || !strings.Contains(re.Failed[1].Reason, "not tested") {
+		t.Errorf("reasons = %q, %q", re.Failed[0].Reason, re.Failed[1].Reason)
+	}
+	var out bytes.Buffer
+	if err := res.Write(&out, "table"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	base := load(t, "base.jsonl")
+	empty := Run{Name: "empty.jsonl", Header: base.Header, Records: base.Records[:1]} // only the warm-up
+	if _, err := Compare(base, empty, Options{}); err == nil || !strings.Contains(err.Error(), "empty.jsonl (B): no successful non-warm-up request records") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := Compare(base, base, Options{Alpha: 2}); err == nil {
+		t.Error("alpha 2 accepted")
+	}
+	if _, err := Compare(base, base, Options{Percentiles: []float64{101}}); err == nil {
+		t.Error("percentile 101 accepted")
+	}
+	if _, err := Load("testdata/missing.jsonl"); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("Load(missing) = %v", err)
+	}
+}
+
+func TestRunWarnings(t *testing.T) {
+	a := results.Header{Scenario: "x", Mode: "closed", Concurrency: 2}
+	b := results.Header{Scenario: "y", Mode: "closed", Concurrency: 4}
+	got := strings.Join(runWarnings(a, b), "; ")
+	if got != "runs differ in scenario (A x, B y); runs differ in concurrency (A 2, B 4)" {
+		t.Errorf("runWarnings = %q", got)
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 1234.56: "1235", 126.2: "126.2", 12.345: "12.35", 1.5: "1.500", 0.777: "0.7770",
+		0.0001234: "0.000123", -3.5: "-3.500", math.NaN(): "-",
+	} {
+		if got := formatValue(v); got != want {
+			t.Errorf("formatValue(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for p, want := range map[float64]string{1: "1.000", 0.0312: "0.031", 4.4e-9: "4.4e-09", 0: "0.000", math.NaN(): "-"} {
+		if got := formatP(p); got != want {
+			t.Errorf("formatP(%v) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// Formats returns the output formats Write accepts.
+func Formats() []string {
+	return []string{report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV}
+}
+
+// Write renders the result in format: "table", "markdown" and "csv" through
+// package report (Tables), "json" as documented at WriteJSON. The CSV format
+// has no room for notes; callers print Notes elsewhere (stderr).
+func (r *Result) Write(w io.Writer, format string) error {
+	if format == report.FormatJSON {
+		return r.WriteJSON(w)
+	}
+	if err := report.CheckFormat(format, Formats()...); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	return report.Render(w, format, r.Tables()...)
+}
+
+// Tables returns the comparison table and, when percentiles were requested,
+// a per-arm percentile table. Times are shown in milliseconds (audio duration
+// in seconds), RTFs as ratios.
+//
+// Comparison columns: metric, n A, A mean, A median, n B, B mean, B median,
+// delta, welch p, utest p, holm p, MDE. Delta is 100*(mean B - mean A)/mean A,
+// or "~" when the change is not significant (holm p >= alpha), or "-" when
+// the metric was not tested. MDE is the change of the mean these samples
+// could detect with Power at alpha, in percent of mean A.
+func (r *Result) Tables() []report.Table {
+	cmp := report.Table{
+		Title:  fmt.Sprintf("A: %s  vs  B: %s", r.A.Name, r.B.Name),
+		Header: []string{"metric", "n A", "A mean", "A median", "n B", "B mean", "B median", "delta", "welch p", "utest p", "holm p", "MDE"},
+		Notes:  r.Notes(),
+	}
+	for _, row := range r.Rows {
+		m := row.Metric
+		cells := []string{
+			m.Label(),
+			strconv.Itoa(row.A.N), formatValue(row.A.Mean * m.Scale), formatValue(row.A.Median * m.Scale),
+			strconv.Itoa(row.B.N), formatValue(row.B.Mean * m.Scale), formatValue(row.B.Median * m.Scale),
+		}
+		if !row.Tested {
+			cells = append(cells, "-", "-", "-", "-", "-")
+		} else {
+			c := row.Comparison
+			cells = append(cells, formatDelta(row), formatP(c.Welch.P), formatP(c.MannWhitneyP), formatP(row.HolmP), formatPct(c.MDEPct))
+		}
+		cmp.Rows = append(cmp.Rows, cells)
+	}
+	tables := []report.Table{cmp}
+	if len(r.Percentiles) == 0 {
+		return tables
+	}
+	pct := report.Table{Title: "Percentiles", Header: []string{"metric"}}
+	for _, p := range r.Percentiles {
+		label := "p" + strconv.FormatFloat(p, 'g', -1, 64)
+		pct.Header = append(pct.Header, "A "+label, "B "+label)
+	}
+	for _, row := range r.Rows {
+		cells := []string{row.Metric.Label()}
+		for i := range r.Percentiles {
+			cells = append(cells, formatValue(row.A.Percentiles[i].Value*row.Metric.Scale), formatValue(row.B.Percentiles[i].Value*row.Metric.Scale))
+		}
+		pct.Rows = append(pct.Rows, cells)
+	}
+	return append(tables, pct)
+}
+
+// Notes returns the lines printed under the comparison table: what was
+// compared, how to read it, the warnings and the gate verdicts.
+func (r *Result) Notes() []string {
+	notes := []string{
+		armNote("A", r.A), armNote("B", r.B),
+		fmt.Sprintf("delta = 100*(mean B - mean A)/mean A; ~ = not significant: holm p >= %g (test: %s; Holm correction over the %d metrics tested)",
+			r.Alpha, r.Test, r.Tested()),
+		fmt.Sprintf("MDE = smallest change in the mean detectable with %g%% power at alpha %g, in %% of mean A", 100*r.Power, r.Alpha),
+	}
+	for _, w := range r.Warnings {
+		notes = append(notes, "warning: "+w)
+	}
+	for _, row := range r.Rows {
+		for _, w := range row.Warnings {
+			notes = append(notes, fmt.Sprintf("warning: %s: %s", row.Metric.Name, w))
+		}
+	}
+	for _, g := range r.Gates {
+		verdict := "ok"
+		if g.Failed {
+			verdict = "FAIL"
+		}
+		notes = append(notes, fmt.Sprintf("gate %s: %s: %s", g.Gate, verdict, g.Reason))
+	}
+	return notes
+}
+
+func armNote(role string, a Arm) string {
+	s := fmt.Sprintf("%s: %s", role, a.Name)
+	if a.Scenario != "" {
+		s += fmt.Sprintf(" (scenario %s)", a.Scenario)
+	}
+	return s + fmt.Sprintf(": %d of %d requests compared (%d failed, %d warm-up left out)", a.Used, a.Records, a.Failed, a.Warmup)
+}
+
+// formatValue prints about four significant digits without exponents in the
+// range latencies and RTFs live in.
+func formatValue(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v == 0:
+		return "0"
+	case math.IsInf(v, 0) || a >= 1e7 || a < 1e-3:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+}
+
+func formatP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p == 0 || p >= 0.001:
+		return strconv.FormatFloat(p, 'f', 3, 64)
+	default:
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+}
+
+func formatPct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+func formatDelta(row Row) string {
+	d := row.Comparison.DeltaPct
+	switch {
+	case !row.Significant:
+		return "~"
+	case math.IsNaN(d):
+		return "n/a"
+	case math.IsInf(d, 0):
+		return fmt.Sprint(d)
+	}
+	return fmt.Sprintf("%+.2f%%", d)
+}
+
+// JSON output, schema version 1. Field names are stable; new fields may be
+// added. Values are in record units (unit "s" or "ratio"), not the table's
+// milliseconds. Statistics that are undefined (NaN) or infinite are null.
+type jsonResult struct {
+	SchemaVersion int          `json:"schema_version"` // 1
+	A             jsonArm      `json:"a"`
+	B             jsonArm      `json:"b"`
+	Alpha         float64      `json:"alpha"`
+	Power         float64      `json:"power"`
+	Test          string       `json:"test"`       // "welch" or "utest": decides p and significant
+	Correction    string       `json:"correction"` // "holm" over the metrics tested
+	Metrics       []jsonMetric `json:"metrics"`
+	Gates         []jsonGate   `json:"gates,omitempty"`
+	Regression    bool         `json:"regression"` // any gate failed (exit status 1)
+	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+type jsonArm struct {
+	Path     string `json:"path"`
+	Scenario string `json:"scenario,omitempty"`
+	Target   string `json:"target,omitempty"`
+	Records  int    `json:"records"`
+	Used     int    `json:"used"`
+	Failed   int    `json:"failed"`
+	Warmup   int    `json:"warmup"`
+}
+
+type jsonMetric struct {
+	Metric      string        `json:"metric"`
+	Field       string        `json:"field"`
+	Unit        string        `json:"unit"`
+	A           stats.Summary `json:"a"`
+	B           stats.Summary `json:"b"`
+	Tested      bool          `json:"tested"`
+	DeltaPct    stats.Float   `json:"delta_pct"` // 100*(mean B - mean A)/|mean A|
+	Welch       *jsonWelch    `json:"welch,omitempty"`
+	MannWhitney stats.Float   `json:"mann_whitney_p"`
+	P           stats.Float   `json:"p"`      // of the chosen test, unadjusted
+	HolmP       stats.Float   `json:"holm_p"` // adjusted
+	Significant bool          `json:"significant"`
+	CohensD     stats.Float   `json:"cohens_d"` // B relative to A
+	HedgesG     stats.Float   `json:"hedges_g"`
+	MDE         stats.Float   `json:"mde"`
+	MDEPct      stats.Float   `json:"mde_pct"`
+	Lag1A       stats.Float   `json:"lag1_a"`
+	Lag1B       stats.Float   `json:"lag1_b"`
+	NEffA       stats.Float   `json:"n_eff_a"`
+	NEffB       stats.Float   `json:"n_eff_b"`
+	Warnings    []string      `json:"warnings,omitempty"`
+}
+
+type jsonWelch struct {
+	T          stats.Float `json:"t"`
+	DF         stats.Float `json:"df"`
+	P          stats.Float `json:"p"`
+	Diff       stats.Float `json:"diff"` // mean A - mean B
+	SE         stats.Float `json:"se"`
+	Confidence float64     `json:"confidence"`
+	CILow      stats.Float `json:"ci_low"`
+	CIHigh     stats.Float `json:"ci_high"`
+}
+
+type jsonGate struct {
+	Metric      string      `json:"metric"`
+	MaxPct      float64     `json:"max_pct"`
+	DeltaPct    stats.Float `json:"delta_pct"`
+	HolmP       stats.Float `json:"holm_p"`
+	Significant bool        `json:"significant"`
+	Failed      bool        `json:"failed"`
+	Reason      string      `json:"reason"`
+}
+
+// WriteJSON writes the result as one indented JSON object (schema_version 1):
+// a, b (path, scenario, target, records, used, failed, warmup); alpha, power,
+// test, correction; metrics[] (metric, field, unit, a and b summaries, tested,
+// delta_pct, welch{t, df, p, diff, se, confidence, ci_low, ci_high},
+// mann_whitney_p, p, holm_p, significant, cohens_d, hedges_g, mde, mde_pct,
+// lag1_a, lag1_b, n_eff_a, n_eff_b, warnings); gates[] (metric, max_pct,
+// delta_pct, holm_p, significant, failed, reason); regression; warnings.
+func (r *Result) WriteJSON(w io.Writer) error {
+	out := jsonResult{
+		SchemaVersion: 1,
+		A:             toJSONArm(r.A), B: toJSONArm(r.B),
+		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
+		Metrics:    make([]jsonMetric, 0, len(r.Rows)),
+		Regression: r.Err() != nil,
+		Warnings:   r.Warnings,
+	}
+	nan := stats.Float(math.NaN())
+	for _, row := range r.Rows {
+		jm := jsonMetric{
+			Metric: row.Metric.Name, Field: row.Metric.Field, Unit: row.Metric.Unit,
+			A: row.A, B: row.B, Tested: row.Tested, HolmP: stats.Float(row.HolmP), Significant: row.Significant,
+			DeltaPct: nan, MannWhitney: nan, P: nan, CohensD: nan, HedgesG: nan, MDE: nan, MDEPct: nan,
+			Lag1A: nan, Lag1B: nan, NEffA: nan, NEffB: nan, Warnings: row.Warnings,
+		}
+		if row.Tested {
+			c := row.Comparison
+			jm.DeltaPct, jm.MannWhitney, jm.P = stats.Float(c.DeltaPct), stats.Float(c.MannWhitneyP), stats.Float(c.P)
+			jm.CohensD, jm.HedgesG = stats.Float(c.CohensD), stats.Float(c.HedgesG)
+			jm.MDE, jm.MDEPct = stats.Float(c.MDE), stats.Float(c.MDEPct)
+			jm.Lag1A, jm.Lag1B, jm.NEffA, jm.NEffB = stats.Float(c.Lag1A), stats.Float(c.Lag1B), stats.Float(c.NEffA), stats.Float(c.NEffB)
+			jm.Welch = &jsonWelch{
+				T: stats.Float(c.Welch.T), DF: stats.Float(c.Welch.DF), P: stats.Float(c.Welch.P),
+				Diff: stats.Float(c.Welch.Diff), SE: stats.Float(c.Welch.SE), Confidence: c.Welch.Confidence,
+				CILow: stats.Float(c.Welch.CILow), CIHigh: stats.Float(c.Welch.CIHigh),
+			}
+		}
+		out.Metrics = append(out.Metrics, jm)
+	}
+	for _, g := range r.Gates {
+		out.Gates = append(out.Gates, jsonGate{
+			Metric: g.Metric, MaxPct: g.MaxPct, DeltaPct: stats.Float(g.DeltaPct), HolmP: stats.Float(g.HolmP),
+			Significant: g.Significant, Failed: g.Failed, Reason: g.Reason,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("compare: write json: %w", err)
+	}
+	return nil
+}
+
+func toJSONArm(a Arm) jsonArm {
+	return jsonArm{Path: a.Name, Scenario: a.Scenario, Target: a.Target, Records: a.Records, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup}
+}

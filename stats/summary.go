@@ -1,0 +1,177 @@
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// DefaultPercentiles returns the percentiles reported when a caller does not
+// choose: 50, 95 and 99.
+func DefaultPercentiles() []float64 { return []float64{50, 95, 99} }
+
+// Summary describes one sample.
+//
+// Non-finite inputs (NaN, ±Inf) are not measurements: Summarize drops them,
+// counts them in Dropped and adds a warning, and every other field describes
+// the finite values only. With no finite values N is 0 and every statistic is
+// NaN. With N == 1 Std is NaN (a sample standard deviation needs two values).
+type Summary struct {
+	N           int
+	Mean        float64
+	Median      float64
+	Std         float64 // sample standard deviation (divisor n-1)
+	Min         float64
+	Max         float64
+	Percentiles []PercentileValue // in the order requested
+	Dropped     int               // non-finite inputs left out
+	Warnings    []string
+}
+
+// PercentileValue is one requested percentile (P in [0, 100]) and its value.
+type PercentileValue struct {
+	P     float64
+	Value float64
+}
+
+// Summarize describes xs (which it does not modify). Percentiles outside
+// [0, 100] (or NaN) get a NaN value and a warning.
+func Summarize(xs []float64, percentiles []float64) Summary {
+	sorted := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			sorted = append(sorted, x)
+		}
+	}
+	sort.Float64s(sorted)
+	s := Summary{N: len(sorted), Dropped: len(xs) - len(sorted)}
+	if s.Dropped > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d non-finite value(s) dropped", s.Dropped))
+	}
+	s.Percentiles = make([]PercentileValue, len(percentiles))
+	for i, p := range percentiles {
+		s.Percentiles[i] = PercentileValue{P: p, Value: Percentile(sorted, p)}
+		if !(p >= 0 && p <= 100) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("percentile %g is outside [0, 100]", p))
+		}
+	}
+	if s.N == 0 {
+		nan := math.NaN()
+		s.Mean, s.Median, s.Std, s.Min, s.Max = nan, nan, nan, nan, nan
+		s.Warnings = append(s.Warnings, "no samples")
+		return s
+	}
+	s.Min, s.Max = sorted[0], sorted[s.N-1]
+	s.Median = Percentile(sorted, 50)
+	s.Mean, s.Std = meanStd(sorted)
+	if s.N == 1 {
+		s.Warnings = append(s.Warnings, "one sample: no standard deviation")
+	}
+	return s
+}
+
+// Percentile returns the p-th percentile (p in [0, 100]) of sorted, which
+// must be in ascending order, interpolating linearly between the two nearest
+// order statistics: with h = (n-1)*p/100, the value is
+// x[floor(h)] + (h-floor(h))*(x[floor(h)+1]-x[floor(h)]). This is numpy's
+// default (Hyndman–Fan type 7): p = 0 is the minimum, p = 100 the maximum.
+// It returns NaN for an empty slice or p outside [0, 100].
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	h := float64(n-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	frac := h - float64(lo)
+	a, b := sorted[lo], sorted[lo+1]
+	if d := b - a; !math.IsInf(d, 0) {
+		return a + frac*d
+	}
+	// b-a overflowed (values near ±MaxFloat64): the weighted form cannot.
+	return (1-frac)*a + frac*b
+}
+
+// Percentile returns the value of percentile p if it was requested.
+func (s Summary) Percentile(p float64) (float64, bool) {
+	i := slices.IndexFunc(s.Percentiles, func(v PercentileValue) bool { return v.P == p })
+	if i < 0 {
+		return math.NaN(), false
+	}
+	return s.Percentiles[i].Value, true
+}
+
+// meanStd returns the mean and the sample standard deviation (NaN for one
+// value). It uses two passes with the compensated second pass (Chan, Golub
+// and LeVeque), which keeps full precision when the spread is tiny compared
+// with the mean, as with latencies of 1.000123 s.
+func meanStd(xs []float64) (mean, std float64) {
+	n := float64(len(xs))
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean = sum / n
+	if len(xs) < 2 {
+		return mean, math.NaN()
+	}
+	var ss, comp float64
+	for _, x := range xs {
+		d := x - mean
+		ss += d * d
+		comp += d
+	}
+	v := (ss - comp*comp/n) / (n - 1)
+	if v < 0 { // rounding on constant input
+		v = 0
+	}
+	return mean, math.Sqrt(v)
+}
+
+// Float is a float64 that marshals to JSON as a number, or as null when it is
+// NaN or infinite (which encoding/json refuses). Reports use it so an
+// undefined statistic reads as "no value" instead of failing the output.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+// MarshalJSON writes the summary with snake_case field names; undefined
+// statistics (NaN) become null. Fields: n, mean, median, std, min, max,
+// percentiles ([{p, value}]), dropped, warnings.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type pv struct {
+		P     Float `json:"p"`
+		Value Float `json:"value"`
+	}
+	out := struct {
+		N           int      `json:"n"`
+		Mean        Float    `json:"mean"`
+		Median      Float    `json:"median"`
+		Std         Float    `json:"std"`
+		Min         Float    `json:"min"`
+		Max         Float    `json:"max"`
+		Percentiles []pv     `json:"percentiles"`
+		Dropped     int      `json:"dropped,omitempty"`
+		Warnings    []string `json:"warnings,omitempty"`
+	}{
+		N: s.N, Mean: Float(s.Mean), Median: Float(s.Median), Std: Float(s.Std),
+		Min: Float(s.Min), Max: Float(s.Max), Percentiles: make([]pv, len(s.Percentiles)),
+		Dropped: s.Dropped, Warnings: s.Warnings,
+	}
+	for i, p := range s.Percentiles {
+		out.Percentiles[i] = pv{P: Float(p.P), Value: Float(p.Value)}
+	}
+	return json.Marshal(out)
+}
