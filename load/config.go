@@ -1,0 +1,144 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Arrival processes of an open loop.
+const (
+	Constant = "constant" // one arrival every 1/Rate
+	Poisson  = "poisson"  // exponential gaps with mean 1/Rate
+	Gamma    = "gamma"    // gamma gaps, shape Burstiness, mean 1/Rate
+)
+
+// Arrivals lists the arrival process names in documentation order.
+func Arrivals() []string { return []string{Constant, Poisson, Gamma} }
+
+// DefaultLateThreshold is the lag beyond which an open-loop arrival counts as
+// late when Config.LateThreshold is 0. 10 ms is well above Go's timer error on
+// an idle machine and well below the latencies being measured, so a late count
+// above zero means the load generator itself fell behind.
+const DefaultLateThreshold = 10 * time.Millisecond
+
+// MaxArrivals bounds a precomputed open-loop schedule (80 MB of offsets). A
+// Duration-only run whose Rate × Duration would need more is refused.
+const MaxArrivals = 10_000_000
+
+// Config describes one run. The zero value is not valid: set Concurrency
+// (closed loop) or Rate (open loop), and Requests or Duration.
+type Config struct {
+	Concurrency int           // closed loop: workers; open loop: warm-up workers only
+	Rate        float64       // arrivals per second; 0 = closed loop
+	Arrival     string        // Constant, Poisson or Gamma; "" = Poisson (open loop only)
+	Burstiness  float64       // gamma shape; 0 = 1. Constant and Poisson accept only 0 or 1
+	Seed        int64         // seeds the schedule; equal seeds give equal schedules
+	Requests    int           // measured arrivals; 0 = no count bound
+	Duration    time.Duration // measured-phase length; 0 = no time bound
+	Warmup      int           // warm-up arrivals before the measured phase
+	MaxInflight int           // open loop: cap on running jobs, arrivals beyond it are dropped; 0 = no cap
+	Grace       time.Duration // after ctx is cancelled, how long running jobs keep their context
+
+	// LateThreshold is the lag above which an open-loop arrival counts as
+	// late; 0 means DefaultLateThreshold.
+	LateThreshold time.Duration
+	// OnDrop, when set, is called for each dropped arrival, synchronously on
+	// the scheduling goroutine: it must return quickly (record and go).
+	OnDrop func(a Arrival)
+}
+
+// Open reports whether the configuration is an open loop.
+func (c Config) Open() bool { return c.Rate > 0 }
+
+// Mode is "open" or "closed", the names results.Header.Mode uses.
+func (c Config) Mode() string {
+	if c.Open() {
+		return "open"
+	}
+	return "closed"
+}
+
+// Validate reports every invalid field, naming it.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("load: "+format, args...)) }
+
+	if math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0 {
+		bad("rate must be a finite number >= 0 (0 = closed loop), got %v", c.Rate)
+	}
+	if c.Concurrency < 0 {
+		bad("concurrency must be >= 0, got %d", c.Concurrency)
+	} else if c.Rate == 0 && c.Concurrency == 0 {
+		bad("concurrency must be >= 1 in a closed loop (rate 0)")
+	}
+	switch c.Arrival {
+	case "", Constant, Poisson, Gamma:
+	default:
+		bad("arrival must be one of %v, got %q", Arrivals(), c.Arrival)
+	}
+	switch {
+	case math.IsNaN(c.Burstiness) || math.IsInf(c.Burstiness, 0) || c.Burstiness < 0:
+		bad("burstiness must be a finite number > 0 (0 = 1), got %v", c.Burstiness)
+	case c.Arrival != Gamma && c.Burstiness != 0 && c.Burstiness != 1:
+		bad("burstiness %v needs arrival %q (arrival is %q)", c.Burstiness, Gamma, c.arrival())
+	}
+	if c.Requests < 0 {
+		bad("requests must be >= 0, got %d", c.Requests)
+	}
+	if c.Duration < 0 {
+		bad("duration must be >= 0, got %v", c.Duration)
+	}
+	if c.Requests == 0 && c.Duration == 0 {
+		bad("set requests or duration (or both) to bound the run")
+	}
+	if c.Open() && c.Requests > MaxArrivals {
+		bad("requests %d exceed the open-loop schedule limit of %d", c.Requests, MaxArrivals)
+	}
+	if c.Warmup < 0 {
+		bad("warmup must be >= 0, got %d", c.Warmup)
+	}
+	if c.MaxInflight < 0 {
+		bad("max inflight must be >= 0 (0 = no cap), got %d", c.MaxInflight)
+	}
+	if c.Grace < 0 {
+		bad("grace must be >= 0, got %v", c.Grace)
+	}
+	if c.LateThreshold < 0 {
+		bad("late threshold must be >= 0 (0 = %v), got %v", DefaultLateThreshold, c.LateThreshold)
+	}
+	return errors.Join(errs...)
+}
+
+// arrival is the effective arrival process name.
+func (c Config) arrival() string {
+	if c.Arrival == "" {
+		return Poisson
+	}
+	return c.Arrival
+}
+
+// shape is the effective gamma shape.
+func (c Config) shape() float64 {
+	if c.Burstiness == 0 {
+		return 1
+	}
+	return c.Burstiness
+}
+
+func (c Config) lateThreshold() time.Duration {
+	if c.LateThreshold == 0 {
+		return DefaultLateThreshold
+	}
+	return c.LateThreshold
+}
+
+// warmupWorkers is how many warm-up jobs run at once.
+func (c Config) warmupWorkers() int {
+	n := max(c.Concurrency, 1)
+	if c.Open() && c.MaxInflight > 0 {
+		n = min(n, c.MaxInflight)
+	}
+	return n
+}

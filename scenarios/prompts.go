@@ -1,0 +1,169 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+const builtinPrefix = "builtin:"
+
+// PromptSets lists the built-in prompt set names, for "builtin:<set>".
+func PromptSets() []string { return []string{"short", "medium", "long", "mixed", "questions"} }
+
+// mixedSets are the sets "mixed" concatenates.
+func mixedSets() []string { return []string{"short", "medium", "long"} }
+
+func isBuiltinSource(src string) bool { return strings.HasPrefix(src, builtinPrefix) }
+
+// checkPromptSource checks the syntax of a prompts source without reading a file.
+func checkPromptSource(src string) error {
+	switch {
+	case src == "":
+		return fmt.Errorf("required: builtin:<set> (%s) or a file path", strings.Join(PromptSets(), ", "))
+	case isBuiltinSource(src):
+		if set := strings.TrimPrefix(src, builtinPrefix); !slices.Contains(PromptSets(), set) {
+			return fmt.Errorf("unknown built-in prompt set %q (available: %s)", set, strings.Join(PromptSets(), ", "))
+		}
+	case strings.EqualFold(filepath.Ext(src), ".json"):
+		return fmt.Errorf("%s: a .json file is not read; use JSONL (.jsonl, one {\"prompt\": ...} per line) or plain text", src)
+	}
+	return nil
+}
+
+// Prompts loads the prompts of the scenario's source.
+func (s *Scenario) Prompts() ([]string, error) {
+	return LoadPrompts(s.PromptSpec.Source)
+}
+
+// LoadPrompts loads a prompts source: "builtin:<set>" or a file path (JSONL
+// when it ends in .jsonl or .ndjson, else plain text).
+func LoadPrompts(src string) ([]string, error) {
+	if err := checkPromptSource(src); err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
+	if isBuiltinSource(src) {
+		return builtinPrompts(strings.TrimPrefix(src, builtinPrefix))
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
+	defer f.Close()
+	switch strings.ToLower(filepath.Ext(src)) {
+	case ".jsonl", ".ndjson":
+		return ParseJSONL(src, f)
+	default:
+		return ParseText(src, f)
+	}
+}
+
+func builtinPrompts(set string) ([]string, error) {
+	sets := []string{set}
+	if set == "mixed" {
+		sets = mixedSets()
+	}
+	var all []string
+	for _, name := range sets {
+		file := path.Join("prompts", name+".txt")
+		data, err := builtinFS.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("prompts: built-in set %q: %w", name, err)
+		}
+		ps, err := ParseText(builtinPrefix+file, bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ps...)
+	}
+	return all, nil
+}
+
+// ParseText reads one prompt per line, skipping blank lines; surrounding
+// whitespace is trimmed. file names the input in errors.
+func ParseText(file string, r io.Reader) ([]string, error) {
+	var prompts []string
+	err := eachLine(file, r, func(line int, text string) error {
+		if t := strings.TrimSpace(text); t != "" {
+			prompts = append(prompts, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(prompts) == 0 {
+		return nil, &PositionError{File: file, Msg: "no prompts (every line is blank)"}
+	}
+	return prompts, nil
+}
+
+// ParseJSONL reads one JSON object per line with a non-empty string field
+// "prompt"; other fields are ignored and blank lines skipped.
+func ParseJSONL(file string, r io.Reader) ([]string, error) {
+	var prompts []string
+	err := eachLine(file, r, func(line int, text string) error {
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		var rec struct {
+			Prompt *string `json:"prompt"`
+		}
+		if err := json.Unmarshal([]byte(text), &rec); err != nil {
+			return &PositionError{File: file, Line: line, Msg: fmt.Sprintf("want a JSON object with a \"prompt\" string: %v", err)}
+		}
+		switch {
+		case rec.Prompt == nil:
+			return &PositionError{File: file, Line: line, Field: "prompt", Msg: "missing"}
+		case strings.TrimSpace(*rec.Prompt) == "":
+			return &PositionError{File: file, Line: line, Field: "prompt", Msg: "empty"}
+		}
+		prompts = append(prompts, *rec.Prompt)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(prompts) == 0 {
+		return nil, &PositionError{File: file, Msg: "no prompts (every line is blank)"}
+	}
+	return prompts, nil
+}
+
+// eachLine calls fn for each line (1-based number, text without the line
+// ending). Lines have no length limit; invalid UTF-8 is an error; a UTF-8
+// byte order mark at the start is dropped.
+func eachLine(file string, r io.Reader, fn func(line int, text string) error) error {
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		text, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s:%d: %w", file, line, err)
+		}
+		if text == "" && err != nil { // EOF with nothing left
+			return nil
+		}
+		text = strings.TrimSuffix(strings.TrimSuffix(text, "\n"), "\r")
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
+		if !utf8.ValidString(text) {
+			return &PositionError{File: file, Line: line, Msg: "invalid UTF-8"}
+		}
+		if ferr := fn(line, text); ferr != nil {
+			return ferr
+		}
+		if err != nil { // last line without a newline
+			return nil
+		}
+	}
+}

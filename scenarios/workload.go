@@ -1,0 +1,113 @@
+package scenarios
+
+import (
+	"maps"
+	"math/bits"
+	"slices"
+)
+
+// RequestSpec is everything needed to build one request. It owns its maps
+// and slices: nothing in it is shared with another RequestSpec.
+type RequestSpec struct {
+	Kind          string // results.Kind*
+	Endpoint      string // URL path
+	Model         string
+	Voice         string
+	Prompt        string
+	AudioFormat   string // FormatWAV or FormatPCM
+	Modalities    []string
+	ExtraBody     map[string]any
+	Headers       map[string]string
+	PCMSampleRate int
+}
+
+// Workload is a validated scenario with its prompts loaded, frozen: later
+// changes to the Scenario it came from do not affect it. Safe for concurrent
+// use.
+type Workload struct {
+	s       *Scenario
+	prompts []string
+}
+
+// Workload validates the scenario, loads its prompts and returns a frozen
+// copy ready to generate requests.
+func (s *Scenario) Workload() (*Workload, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	prompts, err := s.Prompts()
+	if err != nil {
+		return nil, err
+	}
+	return &Workload{s: s.Clone(), prompts: prompts}, nil
+}
+
+// Scenario returns a copy of the scenario the workload was built from.
+func (w *Workload) Scenario() *Scenario { return w.s.Clone() }
+
+// Prompts returns a copy of the loaded prompts.
+func (w *Workload) Prompts() []string { return slices.Clone(w.prompts) }
+
+// Prompt returns the prompt of request seq in a run seeded with seed. The
+// choice is deterministic, and every len(prompts) consecutive sequence
+// numbers starting at a multiple of len(prompts) use each prompt exactly
+// once, in an order that depends on seed and on that block.
+func (w *Workload) Prompt(seq int, seed int64) string {
+	return w.prompts[pick(len(w.prompts), seq, seed)]
+}
+
+// Request builds the request of sequence number seq.
+func (w *Workload) Request(seq int, seed int64) RequestSpec {
+	s := w.s
+	return RequestSpec{
+		Kind:          s.Kind,
+		Endpoint:      s.EndpointPath(),
+		Model:         s.Model,
+		Voice:         s.Voice,
+		Prompt:        w.Prompt(seq, seed),
+		AudioFormat:   s.AudioFormat,
+		Modalities:    slices.Clone(s.Modalities),
+		ExtraBody:     copyBody(s.ExtraBody),
+		Headers:       maps.Clone(s.Headers),
+		PCMSampleRate: s.PCMSampleRate,
+	}
+}
+
+// pick maps seq to an index in [0, n) without state: block seq/n is
+// permuted by the affine bijection i -> (a·i + b) mod n, with a coprime to n
+// and a, b derived from seed and the block number.
+func pick(n, seq int, seed int64) int {
+	if n <= 1 {
+		return 0
+	}
+	u, un := uint64(seq), uint64(n)
+	block, pos := u/un, u%un
+	h := splitmix64(uint64(seed) ^ splitmix64(block))
+	a := 1 + h%(un-1)
+	for gcd(a, un) != 1 {
+		a = a%(un-1) + 1
+	}
+	b := splitmix64(h) % un
+	return int((mulmod(a, pos, un) + b) % un)
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// mulmod is a·b mod m without overflow.
+func mulmod(a, b, m uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	_, rem := bits.Div64(hi%m, lo, m)
+	return rem
+}
