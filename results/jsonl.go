@@ -70,7 +70,7 @@ func ReadFile(path string) (Header, []Record, error) {
 		return Header{}, nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
-	h, recs, err := read(path, f)
+	h, recs, err := ReadNamed(path, f)
 	return h, recs, err
 }
 
@@ -78,9 +78,11 @@ func ReadFile(path string) (Header, []Record, error) {
 // header; every following non-blank line must be a request record. A final
 // line cut short by an interrupted write is reported as an error naming its
 // line, with the records before it returned.
-func Read(r io.Reader) (Header, []Record, error) { return read("input", r) }
+func Read(r io.Reader) (Header, []Record, error) { return ReadNamed("input", r) }
 
-func read(name string, r io.Reader) (Header, []Record, error) {
+// ReadNamed is Read with the name errors give the input (a file name, or
+// "stdin").
+func ReadNamed(name string, r io.Reader) (Header, []Record, error) {
 	br := bufio.NewReader(r)
 	var (
 		h      Header
