@@ -120,7 +120,7 @@ func TestReadResultsFile(t *testing.T) {
 	}
 	// Errors of the results reader carry the file name.
 	_, err = Read("run.jsonl", strings.NewReader(string(data)+"{\"type\":\"request\",\"seq\":\"x\"}\n"))
-	if err == nil || !strings.HasPrefix(err.Error(), "run.jsonl: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), "run.jsonl:7: ") {
 		t.Fatalf("bad record: %v", err)
 	}
 	// From disk, the error names the file and the line (header is line 1,
