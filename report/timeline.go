@@ -1,0 +1,174 @@
+package report
+
+import (
+	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/results"
+)
+
+// The curves in this file redraw continuity's player models as positions
+// over time, for the worst response's timeline chart. continuity reports
+// only totals; a chart needs the corners. They follow the semantics that
+// continuity documents (zero-byte chunks ignored, times relative to the first
+// non-empty arrival, a shortfall under one sample frame is not a stall), and
+// a test checks their stall totals against continuity.StallResume and
+// continuity.Preroll.
+
+// pcmRates returns bytes per second and per sample frame of in, with
+// continuity's defaults (width 2, mono); ok is false when in cannot be
+// simulated, exactly when continuity gives a zero result.
+func pcmRates(in continuity.Input) (bps, frame float64, ok bool) {
+	w, c := in.SampleWidth, in.Channels
+	if w == 0 {
+		w = 2
+	}
+	if c == 0 {
+		c = 1
+	}
+	if len(in.ArrivalsS) == 0 || len(in.ArrivalsS) != len(in.Bytes) || in.SampleRate <= 0 || in.SampleRate*w*c <= 0 {
+		return 0, 0, false
+	}
+	return float64(in.SampleRate * w * c), float64(w * c), true
+}
+
+// firstAudio is the index of the first chunk with audio, or -1.
+func firstAudio(in continuity.Input) int {
+	for i, b := range in.Bytes {
+		if b > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// receivedCurve is the cumulative audio received (seconds of playback) as
+// step points: 0 from time 0 until the first arrival, then a jump at every
+// chunk. Times are those of in (seconds since the request was sent).
+func receivedCurve(in continuity.Input) (ts, audio []float64) {
+	bps, _, ok := pcmRates(in)
+	if !ok || firstAudio(in) < 0 {
+		return nil, nil
+	}
+	ts, audio = []float64{0}, []float64{0}
+	total := 0
+	for i, b := range in.Bytes {
+		if b <= 0 {
+			continue
+		}
+		total += b
+		ts, audio = append(ts, in.ArrivalsS[i]), append(audio, float64(total)/bps)
+	}
+	return ts, audio
+}
+
+// referenceCurve is the position of the reference player (protocol section
+// 7): it starts at the first arrival and plays at real time without ever
+// pausing, until all the audio received has been played. Where it runs
+// above the received curve the reference counts an underrun.
+func referenceCurve(in continuity.Input) (ts, pos []float64) {
+	bps, _, ok := pcmRates(in)
+	first := firstAudio(in)
+	if !ok || first < 0 {
+		return nil, nil
+	}
+	total := 0
+	for _, b := range in.Bytes {
+		if b > 0 {
+			total += b
+		}
+	}
+	d := float64(total) / bps
+	t0 := in.ArrivalsS[first]
+	return []float64{t0, t0 + d}, []float64{0, d}
+}
+
+// playback is the position curve of a pausing player and its stalls.
+type playback struct {
+	ts, pos       []float64 // corners: time since send (s), audio played (s)
+	stalls        int
+	totalStallS   float64
+	longestStallS float64
+	startupDelayS float64
+	ok            bool
+}
+
+// playerCurve is the position of continuity's pausing player that starts
+// startupS after the first non-empty arrival: StallResume with 0, Preroll
+// with the start-up delay its configuration produced. It plays at real
+// time, runs dry when it has played everything received since it last
+// resumed, stays flat until the next chunk arrives and resumes then.
+//
+// The stall test is continuity's: the player resumed at r (relative to the
+// first arrival) with since bytes received from then on, so a chunk at t
+// finds it dry when (t-r)*bps - since is at least one frame. It ran dry at
+// r + since/bps, having played since/bps more seconds of audio.
+func playerCurve(in continuity.Input, startupS float64) playback {
+	bps, frame, ok := pcmRates(in)
+	first := firstAudio(in)
+	if !ok || first < 0 {
+		return playback{}
+	}
+	t0 := in.ArrivalsS[first]
+	p := playback{ok: true, startupDelayS: startupS, ts: []float64{t0 + startupS}, pos: []float64{0}}
+	resume, played, since := startupS, 0.0, 0
+	i := first
+	for ; i < len(in.Bytes) && in.ArrivalsS[i]-t0 <= startupS; i++ {
+		if in.Bytes[i] > 0 {
+			since += in.Bytes[i]
+		}
+	}
+	for ; i < len(in.Bytes); i++ {
+		b := in.Bytes[i]
+		if b <= 0 {
+			continue
+		}
+		t := in.ArrivalsS[i] - t0
+		if deficit := (t-resume)*bps - float64(since); deficit > 0 && deficit >= frame {
+			dry := resume + float64(since)/bps
+			played += float64(since) / bps
+			p.ts = append(p.ts, t0+dry, t0+t)
+			p.pos = append(p.pos, played, played)
+			stall := deficit / bps
+			p.stalls++
+			p.totalStallS += stall
+			p.longestStallS = max(p.longestStallS, stall)
+			resume, since = t, 0
+		}
+		since += b
+	}
+	played += float64(since) / bps
+	p.ts = append(p.ts, t0+resume+float64(since)/bps)
+	p.pos = append(p.pos, played)
+	return p
+}
+
+// inputOf is the continuity input of a record's chunk timeline.
+func inputOf(r *results.Record) continuity.Input {
+	return continuity.Input{ArrivalsS: r.ChunkArrivalsS, Bytes: r.ChunkBytes, SampleRate: r.SampleRate, SampleWidth: r.SampleWidth, Channels: r.Channels}
+}
+
+// worstResponse picks the measured response with the largest maximum
+// underrun (the record's own continuity result, or the default simulation
+// when it has none); ties go to the longer end-to-end time, then to the
+// earlier record. ok is false when no record has a usable chunk timeline.
+func worstResponse(recs []results.Record) (worst *results.Record, underrunS float64, ok bool) {
+	for i := range recs {
+		r := &recs[i]
+		in := inputOf(r)
+		if r.Warmup || firstAudio(in) < 0 {
+			continue
+		}
+		if _, _, usable := pcmRates(in); !usable {
+			continue
+		}
+		u := 0.0
+		if r.Continuity != nil {
+			u = r.Continuity.MaxUnderrunS
+		} else {
+			u = continuity.Simulate(in, continuity.Default).MaxUnderrunS
+		}
+		if !ok || u > underrunS || (u == underrunS && r.E2ES > worst.E2ES) {
+			worst, underrunS, ok = r, u, true
+		}
+	}
+	return worst, underrunS, ok
+}
