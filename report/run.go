@@ -169,7 +169,7 @@ func fv(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
-	case a >= 1000:
+	case a >= 1000 || (v == math.Trunc(v) && a < 1e15):
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case a >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)

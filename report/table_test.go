@@ -44,7 +44,7 @@ func TestRenderFormats(t *testing.T) {
 }
 
 func TestFormatValue(t *testing.T) {
-	cases := map[float64]string{12345.6: "12346", 123.45: "123.5", 1.23456: "1.235", 0: "0", 0.0123456: "0.01235", 5.8e-12: "5.80e-12"}
+	cases := map[float64]string{12345.6: "12346", 42: "42", 3: "3", 123.45: "123.5", 1.23456: "1.235", 0: "0", 0.0123456: "0.01235", 5.8e-12: "5.80e-12"}
 	for v, want := range cases {
 		if got := fv(v); got != want {
 			t.Errorf("fv(%g) = %q, want %q", v, got, want)

@@ -1,0 +1,165 @@
+// Package client is omnibench's streaming HTTP client for speech servers. It
+// sends one request of a given kind (streaming chat with audio, speech as a
+// raw byte stream, speech as SSE), reads the response as it streams and fills
+// one results.Record: connection and first-byte times, time to first audio
+// packet and first text, the arrival time and PCM size of every audio chunk,
+// token usage, real-time factors and the player (continuity) simulations.
+//
+// # Timing
+//
+// Every offset in the Record (ConnectS, FirstByteS, TTFPS, TTFTS, chunk
+// arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
+// send time: the instant taken immediately before the request is handed to
+// http.Client.Do, so it includes waiting for a connection, dialling and
+// writing the request. The caller (the load generator) sets ID, Seq, Warmup,
+// IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
+// for the raw byte stream, the read) completed.
+//
+// # Performance
+//
+// Chat and speech SSE events are decoded by a small allocation-free JSON
+// scanner (chunk.go, speechevent.go) instead of encoding/json, base64 is
+// decoded into a buffer reused for the whole request, and per-request state
+// is pooled, so an additional 80 ms audio event costs no heap allocation in
+// steady state (see the benchmarks).
+//
+// # Failures
+//
+// A failed request gets exactly one results.Err* class and a message; the
+// measurements taken before the failure stay in the Record. Messages never
+// contain request headers, and the API key is redacted from anything the
+// server echoes back.
+package client
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"crypto/tls"
+
+	"github.com/omnibench/omnibench/continuity"
+)
+
+// Options configures a Client. The zero value of every field has a usable
+// default except BaseURL.
+type Options struct {
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8000. A trailing
+	// "/v1" is accepted too (as OpenAI SDKs expect it) and not repeated.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" when not empty. It
+	// never appears in a Record, an error or a log.
+	APIKey string
+	// Timeout bounds a whole request (connect to last byte); 0 means none.
+	Timeout time.Duration
+	// IdleTimeout fails a request when no byte arrived for this long,
+	// counted from the send time (so it also bounds the wait for the
+	// response headers); 0 means no idle watchdog.
+	IdleTimeout time.Duration
+	// Thresholds are the continuity thresholds in seconds; default [0.1].
+	Thresholds []float64
+	// ContinuityMode selects the underrun simulation (continuity.Default
+	// or continuity.Reference).
+	ContinuityMode continuity.Mode
+	// Preroll configures the pre-buffering player simulation.
+	Preroll continuity.PrerollConfig
+	// MaxConns bounds connections to the server (idle and in use);
+	// default 1024.
+	MaxConns int
+}
+
+// Client sends streaming requests. It is safe for concurrent use; all
+// requests share one HTTP transport.
+type Client struct {
+	opts       Options
+	base       string // scheme://host[:port][/prefix], without a trailing "/v1" or "/"
+	thresholds []float64
+	transport  *http.Transport
+	http       *http.Client
+	streams    sync.Pool // *stream, so per-request buffers are reused
+}
+
+// defaultMaxConns is the connection bound when Options.MaxConns is 0.
+const defaultMaxConns = 1024
+
+// New validates opts and builds a Client.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil {
+		// url.Error would quote the URL, which may hold credentials.
+		return nil, fmt.Errorf("client: base URL is not a valid URL: %w", errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("client: base URL %s: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("client: base URL %s has no host", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("client: base URL %s must not have a query or fragment", u.Redacted())
+	}
+	if opts.Timeout < 0 || opts.IdleTimeout < 0 {
+		return nil, fmt.Errorf("client: negative timeout (timeout %v, idle timeout %v)", opts.Timeout, opts.IdleTimeout)
+	}
+	if opts.MaxConns < 0 {
+		return nil, fmt.Errorf("client: max connections is %d, must be >= 0", opts.MaxConns)
+	}
+	if opts.Preroll.BufferS < 0 || opts.Preroll.MaxWaitS < 0 || math.IsNaN(opts.Preroll.BufferS) || math.IsNaN(opts.Preroll.MaxWaitS) {
+		return nil, fmt.Errorf("client: pre-roll buffer %v s and max wait %v s must be >= 0", opts.Preroll.BufferS, opts.Preroll.MaxWaitS)
+	}
+	thresholds := append([]float64(nil), opts.Thresholds...)
+	if len(thresholds) == 0 {
+		thresholds = []float64{0.1}
+	}
+	for _, t := range thresholds {
+		if !(t > 0) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("client: continuity threshold %v s must be a positive number", t)
+		}
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = defaultMaxConns
+	}
+	base := strings.TrimRight(opts.BaseURL, "/")
+	base = strings.TrimSuffix(base, "/v1")
+
+	tr := &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConns:        opts.MaxConns,
+		MaxIdleConnsPerHost: opts.MaxConns,
+		MaxConnsPerHost:     opts.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+		// Audio does not compress, and a gzip layer would hide the
+		// arrival time of each chunk.
+		DisableCompression: true,
+		// One stream per connection, as real servers are benchmarked:
+		// HTTP/1.1 only.
+		ForceAttemptHTTP2: false,
+		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:    16 << 10,
+	}
+	c := &Client{
+		opts:       opts,
+		base:       base,
+		thresholds: thresholds,
+		transport:  tr,
+		// No Client.Timeout: it would also cover reading the body and kill
+		// long streams; requests are bounded by context deadlines instead.
+		http: &http.Client{Transport: tr},
+	}
+	c.streams.New = func() any { return new(stream) }
+	return c, nil
+}
+
+// Close closes idle connections. Requests in flight are not affected.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }

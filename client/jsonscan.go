@@ -1,0 +1,624 @@
+package client
+
+import (
+	"bytes"
+	"fmt"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file holds a small JSON scanner that slices values out of an event
+// without allocating. encoding/json allocates for every string it decodes,
+// and an audio event is one 5 KB base64 string; the streaming hot path cannot
+// afford that. The scanner validates the structure it walks (brackets,
+// commas, colons, literals, number grammar, escape sequences) so that bad JSON
+// is reported, but it is lenient in one place: raw control characters inside
+// strings are accepted, because checking every byte of a large base64 string
+// would cost more than the rest of the event together (base64 decoding rejects
+// them anyway where it matters).
+//
+// Field semantics mirror encoding/json decoding into a struct, which the fuzz
+// tests check differentially: keys match exactly or case-insensitively with
+// encoding/json's folding, null leaves a field unchanged, a repeated key
+// overwrites scalars and merges objects.
+
+// shortString is how far scanString looks for the closing quote byte by
+// byte before it switches to bytes.IndexByte.
+const shortString = 24
+
+// maxDepth is encoding/json's nesting limit; deeper input is an error there
+// and here.
+const maxDepth = 10000
+
+// jsonText is one JSON string value as it appears in the input, without the
+// quotes. raw aliases the input; unescaping happens only on demand.
+type jsonText struct {
+	raw []byte
+	esc bool // raw contains at least one backslash escape
+	set bool // the key was present with a string value
+	// foldable is set on object keys that have escapes or non-ASCII bytes,
+	// which may still match a field name after unescaping and Unicode case
+	// folding. (On values it is not maintained.)
+	foldable bool
+}
+
+// empty reports whether the string decodes to "". An escape always produces
+// at least one byte, so the raw length decides.
+func (t jsonText) empty() bool { return len(t.raw) == 0 }
+
+// appendUnquoted appends the decoded string to dst with encoding/json's
+// rules: escapes resolved, invalid UTF-8 bytes and unpaired surrogates
+// replaced by U+FFFD.
+func (t jsonText) appendUnquoted(dst []byte) []byte {
+	return unquote(dst, t.raw)
+}
+
+// equal reports whether the decoded string equals s (s must be ASCII).
+func (t jsonText) equal(s string) bool {
+	if !t.esc {
+		return string(t.raw) == s
+	}
+	var buf [64]byte
+	return string(unquote(buf[:0], t.raw)) == s
+}
+
+// String decodes the text into a Go string (allocates; not for the hot path).
+func (t jsonText) String() string { return string(t.appendUnquoted(nil)) }
+
+// runeCount counts the characters of the decoded string.
+func (t jsonText) runeCount(scratch []byte) (int, []byte) {
+	if !t.esc {
+		// Invalid bytes count one each, as the U+FFFD they decode to would.
+		return utf8.RuneCount(t.raw), scratch
+	}
+	scratch = unquote(scratch[:0], t.raw)
+	return utf8.RuneCount(scratch), scratch
+}
+
+// unquote mirrors encoding/json's unquoteBytes for the inside of a string
+// whose escapes were already validated by scanString.
+func unquote(dst, s []byte) []byte {
+	for r := 0; r < len(s); {
+		c := s[r]
+		switch {
+		case c == '\\':
+			if r+1 >= len(s) {
+				return dst
+			}
+			switch s[r+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				rr := getu4(s[r:])
+				if rr < 0 {
+					return dst
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if dec := utf16.DecodeRune(rr, getu4(s[r:])); dec != unicode.ReplacementChar {
+						r += 6
+						dst = utf8.AppendRune(dst, dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, rr)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, s[r+1])
+			}
+			r += 2
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			dst = utf8.AppendRune(dst, rr)
+		}
+	}
+	return dst
+}
+
+// getu4 decodes \uXXXX at the start of s, or returns -1.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// syntaxError describes bad JSON at a byte offset of the event payload.
+func syntaxError(off int, format string, args ...any) error {
+	return fmt.Errorf("invalid JSON at byte %d: %s", off, fmt.Sprintf(format, args...))
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanString reads the string whose opening quote is at b[i] and returns it
+// and the offset after the closing quote. The closing quote is found with
+// bytes.IndexByte (vectorised), so a 5 KB base64 string costs a few hundred
+// nanoseconds.
+func scanString(b []byte, i int) (jsonText, int, error) {
+	// Keys and most values are short: a plain loop over the first bytes
+	// beats two IndexByte calls.
+	var high byte // OR of the bytes seen: >= 0x80 means non-ASCII
+	for j, end := i+1, min(len(b), i+1+shortString); j < end; j++ {
+		c := b[j]
+		if c == '"' {
+			return jsonText{raw: b[i+1 : j], set: true, foldable: high >= utf8.RuneSelf}, j + 1, nil
+		}
+		if c == '\\' {
+			break
+		}
+		high |= c
+	}
+	j := i + 1
+	esc := false
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return jsonText{}, 0, syntaxError(i, "unterminated string")
+		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			raw := b[i+1 : q]
+			if esc || bytes.IndexByte(raw, '\\') >= 0 {
+				if err := checkEscapes(raw, i+1); err != nil {
+					return jsonText{}, 0, err
+				}
+				esc = true
+			}
+			// foldable is exact for keys: object.next completes it for
+			// long keys, the only ones that get here unescaped.
+			return jsonText{raw: raw, esc: esc, set: true, foldable: esc}, q + 1, nil
+		}
+		esc = true
+		j = q + 1
+	}
+}
+
+// checkEscapes validates every backslash escape of a string's inside; off is
+// the offset of raw in the payload, for the error message.
+func checkEscapes(raw []byte, off int) error {
+	for r := 0; r < len(raw); r++ {
+		if raw[r] != '\\' {
+			continue
+		}
+		if r+1 >= len(raw) {
+			return syntaxError(off+r, "backslash at end of string")
+		}
+		switch raw[r+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			r++
+		case 'u':
+			if getu4(raw[r:]) < 0 {
+				return syntaxError(off+r, "invalid \\u escape")
+			}
+			r += 5
+		default:
+			return syntaxError(off+r, "invalid escape \\%c", raw[r+1])
+		}
+	}
+	return nil
+}
+
+// isNull reports whether the literal null starts at b[i].
+func isNull(b []byte, i int) bool {
+	return len(b)-i >= 4 && string(b[i:i+4]) == "null"
+}
+
+// literal checks that the literal lit starts at b[i] and returns the offset
+// after it.
+func literal(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, syntaxError(i, "invalid literal (expected %s)", lit)
+	}
+	return i + len(lit), nil
+}
+
+// scanNumber checks the JSON number grammar at b[i] and returns the offset
+// after the number and whether it is a plain integer (no fraction, no
+// exponent).
+func scanNumber(b []byte, i int) (end int, integer bool, err error) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, false, syntaxError(start, "invalid number")
+	}
+	integer = true
+	if i < len(b) && b[i] == '.' {
+		integer = false
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false, syntaxError(start, "invalid number (no digits after '.')")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		integer = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false, syntaxError(start, "invalid number (no exponent digits)")
+		}
+	}
+	return i, integer, nil
+}
+
+// parseInt converts an integer literal already checked by scanNumber; ok is
+// false when it does not fit in an int64.
+func parseInt(s []byte) (v int64, ok bool) {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	var u uint64
+	for _, c := range s {
+		if u > (1<<63)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+		if u > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // -(1<<63) wraps to itself, which is right
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// skipValue validates and skips the value at b[i]; depth is the nesting depth
+// of the enclosing container (0 at top level).
+func skipValue(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return 0, syntaxError(i, "unexpected end of input, expected a value")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		_, j, err := scanString(b, i)
+		return j, err
+	case c == '{':
+		m, err := openObject(b, i, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			_, ok, err := m.next()
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				return m.i, nil
+			}
+			if m.i, err = skipValue(b, m.i, m.depth); err != nil {
+				return 0, err
+			}
+		}
+	case c == '[':
+		a, err := openArray(b, i, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			ok, err := a.next()
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				return a.i, nil
+			}
+			if a.i, err = skipValue(b, a.i, a.depth); err != nil {
+				return 0, err
+			}
+		}
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		j, _, err := scanNumber(b, i)
+		return j, err
+	default:
+		return 0, syntaxError(i, "unexpected character %q, expected a value", c)
+	}
+}
+
+// object walks the members of one JSON object. After next returns a key, i
+// is the offset of the member's value and the caller must set i to the
+// offset after that value before calling next again.
+type object struct {
+	b     []byte
+	i     int
+	depth int
+	n     int // members returned so far
+}
+
+// openObject starts walking the object whose '{' is at b[i]; depth is the
+// object's own nesting depth.
+func openObject(b []byte, i, depth int) (object, error) {
+	if i >= len(b) || b[i] != '{' {
+		return object{}, syntaxError(i, "expected an object")
+	}
+	if depth > maxDepth {
+		return object{}, syntaxError(i, "nesting deeper than %d", maxDepth)
+	}
+	return object{b: b, i: i + 1, depth: depth}, nil
+}
+
+// next advances to the next member. ok is false after the closing brace, and
+// i is then the offset after it.
+func (o *object) next() (key jsonText, ok bool, err error) {
+	b := o.b
+	i := skipWS(b, o.i)
+	if i >= len(b) {
+		return jsonText{}, false, syntaxError(i, "unexpected end of input in object")
+	}
+	if b[i] == '}' {
+		o.i = i + 1
+		return jsonText{}, false, nil
+	}
+	if o.n > 0 {
+		if b[i] != ',' {
+			return jsonText{}, false, syntaxError(i, "expected ',' or '}' after object member")
+		}
+		i = skipWS(b, i+1)
+	}
+	if i >= len(b) || b[i] != '"' {
+		return jsonText{}, false, syntaxError(i, "expected a string key")
+	}
+	if key, i, err = scanString(b, i); err != nil {
+		return jsonText{}, false, err
+	}
+	if !key.foldable && len(key.raw) >= shortString {
+		key.foldable = !isASCII(key.raw)
+	}
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return jsonText{}, false, syntaxError(i, "expected ':' after object key")
+	}
+	o.i = skipWS(b, i+1)
+	o.n++
+	return key, true, nil
+}
+
+// array walks the elements of one JSON array, like object.
+type array struct {
+	b     []byte
+	i     int
+	depth int
+	n     int // elements returned so far
+}
+
+func openArray(b []byte, i, depth int) (array, error) {
+	if i >= len(b) || b[i] != '[' {
+		return array{}, syntaxError(i, "expected an array")
+	}
+	if depth > maxDepth {
+		return array{}, syntaxError(i, "nesting deeper than %d", maxDepth)
+	}
+	return array{b: b, i: i + 1, depth: depth}, nil
+}
+
+// next advances to the next element; ok is false after the closing bracket.
+func (a *array) next() (ok bool, err error) {
+	b := a.b
+	i := skipWS(b, a.i)
+	if i >= len(b) {
+		return false, syntaxError(i, "unexpected end of input in array")
+	}
+	if b[i] == ']' {
+		a.i = i + 1
+		return false, nil
+	}
+	if a.n > 0 {
+		if b[i] != ',' {
+			return false, syntaxError(i, "expected ',' or ']' after array element")
+		}
+		i = skipWS(b, i+1)
+	}
+	a.i = i
+	a.n++
+	return true, nil
+}
+
+// readString stores the string value at b[i] into dst, leaves dst unchanged
+// for null, and returns the offset after the value.
+func readString(b []byte, i int, dst *jsonText, field string) (int, error) {
+	if isNull(b, i) {
+		return i + 4, nil
+	}
+	if i >= len(b) || b[i] != '"' {
+		return 0, syntaxError(i, "%s: expected a string or null", field)
+	}
+	t, j, err := scanString(b, i)
+	if err != nil {
+		return 0, err
+	}
+	*dst = t
+	return j, nil
+}
+
+// readInt stores the integer value at b[i] into dst (and sets *seen), leaves
+// them unchanged for null, and returns the offset after the value. Numbers
+// that are not integers or overflow int64 are skipped: encoding/json refuses
+// them and a token count is not worth failing a request for.
+func readInt(b []byte, i int, dst *int64, seen *bool, field string) (int, error) {
+	if isNull(b, i) {
+		return i + 4, nil
+	}
+	if i >= len(b) || !(b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
+		return 0, syntaxError(i, "%s: expected a number or null", field)
+	}
+	j, integer, err := scanNumber(b, i)
+	if err != nil {
+		return 0, err
+	}
+	if integer {
+		if v, ok := parseInt(b[i:j]); ok {
+			*dst = v
+			*seen = true
+		}
+	}
+	return j, nil
+}
+
+// finish checks that only whitespace follows the top-level value ending at i.
+func finish(b []byte, i int) error {
+	if i = skipWS(b, i); i != len(b) {
+		return syntaxError(i, "unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// keyIs reports whether an object key selects the field name (lower-case
+// ASCII), matching exactly or case-insensitively as encoding/json does. Keys
+// differ in length from the name in almost every call, so that inlined test
+// comes first; only keys with escapes or non-ASCII bytes take the folding
+// path.
+func keyIs(k jsonText, name string) bool {
+	if len(k.raw) != len(name) && !k.foldable {
+		return false
+	}
+	return keyIsSlow(k, name)
+}
+
+func keyIsSlow(k jsonText, name string) bool {
+	if k.foldable {
+		return foldedKeyIs(k, name)
+	}
+	return asciiEqualFold(k.raw, name)
+}
+
+func asciiEqualFold(s []byte, name string) bool {
+	for j, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[j] {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s []byte) bool {
+	for _, c := range s {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// foldedKeyIs is the slow path of keyIs for keys with escapes or non-ASCII
+// bytes: encoding/json folds both sides (so U+017F matches 's' and U+212A
+// matches 'k') and compares.
+func foldedKeyIs(k jsonText, name string) bool {
+	var ub, fb [64]byte
+	folded := appendFoldedName(fb[:0], unquote(ub[:0], k.raw))
+	if len(folded) != len(name) {
+		return false
+	}
+	for j := range len(name) {
+		c := name[j]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if folded[j] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// appendFoldedName is encoding/json's key folding: ASCII upper case, other
+// runes mapped to the smallest rune of their fold set.
+func appendFoldedName(out, in []byte) []byte {
+	for i := 0; i < len(in); {
+		if c := in[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(in[i:])
+		out = utf8.AppendRune(out, foldRune(r))
+		i += n
+	}
+	return out
+}
+
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}

@@ -1,0 +1,145 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/omnibench/omnibench/results"
+)
+
+// Request describes one request to send.
+type Request struct {
+	// Kind is results.KindChat, results.KindSpeech or results.KindSpeechSSE.
+	Kind string
+	// Endpoint is the URL path to post to; empty means the kind's standard
+	// path (/v1/chat/completions or /v1/audio/speech).
+	Endpoint string
+	Model    string // omitted from the body when empty
+	Voice    string // top-level "voice"; omitted when empty
+	// Prompt is the user message (chat) or the text to speak (speech "input").
+	Prompt string
+	// AudioFormat is "wav" (the default, as on the servers) or "pcm"
+	// ("pcm16" means "pcm"). Chat sends it as audio.format, speech as
+	// response_format. Other formats cannot be measured and are refused.
+	AudioFormat string
+	// Modalities is sent as "modalities" for chat when not empty.
+	Modalities []string
+	// ExtraBody is merged into the JSON body; its keys replace the
+	// defaults (a shallow merge: "audio" replaces the whole audio object).
+	ExtraBody map[string]any
+	// Headers are added to the HTTP request. Authorization comes from
+	// Options.APIKey when that is set.
+	Headers map[string]string
+	// PCMSampleRate is the sample rate of raw PCM (format pcm), which the
+	// stream does not state; default 24000 (Qwen3-Omni, Qwen3-TTS). Raw PCM
+	// is taken as s16le mono.
+	PCMSampleRate int
+}
+
+// defaultPCMSampleRate is the rate of headerless PCM when the request does
+// not set one.
+const defaultPCMSampleRate = 24000
+
+// Endpoint paths by kind.
+const (
+	chatPath   = "/v1/chat/completions"
+	speechPath = "/v1/audio/speech"
+)
+
+// Validate reports whether the request can be sent. Do records a request
+// that fails validation as results.ErrConnect ("request not sent: ...").
+func (r Request) Validate() error {
+	_, _, err := r.build()
+	return err
+}
+
+// path is the endpoint path of the request's kind ("" for an unknown kind).
+func (r Request) path() string {
+	if r.Endpoint != "" {
+		return r.Endpoint
+	}
+	switch r.Kind {
+	case results.KindChat:
+		return chatPath
+	case results.KindSpeech, results.KindSpeechSSE:
+		return speechPath
+	}
+	return ""
+}
+
+// normalizeFormat maps a format name to "wav" or "pcm" and reports whether
+// omnibench can decode it.
+func normalizeFormat(f string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(f)) {
+	case "", "wav":
+		return "wav", true
+	case "pcm", "pcm16":
+		return "pcm", true
+	}
+	return f, false
+}
+
+// build returns the JSON body and the effective audio format (after
+// ExtraBody, which may override it).
+func (r Request) build() ([]byte, string, error) {
+	if r.PCMSampleRate < 0 {
+		return nil, "", fmt.Errorf("PCM sample rate %d must be >= 0", r.PCMSampleRate)
+	}
+	format, ok := normalizeFormat(r.AudioFormat)
+	if !ok {
+		return nil, "", fmt.Errorf("audio format %q cannot be measured; use wav or pcm", r.AudioFormat)
+	}
+	body := map[string]any{}
+	if r.Model != "" {
+		body["model"] = r.Model
+	}
+	if r.Voice != "" {
+		body["voice"] = r.Voice
+	}
+	switch r.Kind {
+	case results.KindChat:
+		body["messages"] = []map[string]string{{"role": "user", "content": r.Prompt}}
+		body["stream"] = true
+		body["stream_options"] = map[string]any{"include_usage": true}
+		body["audio"] = map[string]any{"format": format}
+		if len(r.Modalities) > 0 {
+			body["modalities"] = r.Modalities
+		}
+	case results.KindSpeech:
+		body["input"] = r.Prompt
+		body["response_format"] = format
+		body["stream_format"] = "audio"
+	case results.KindSpeechSSE:
+		body["input"] = r.Prompt
+		body["response_format"] = format
+		body["stream"] = true
+		body["stream_format"] = "sse"
+	default:
+		return nil, "", fmt.Errorf("unknown request kind %q (want %s, %s or %s)", r.Kind, results.KindChat, results.KindSpeech, results.KindSpeechSSE)
+	}
+	for k, v := range r.ExtraBody {
+		body[k] = v
+	}
+	// ExtraBody may have replaced the format; measure what was asked for.
+	var f any
+	if r.Kind == results.KindChat {
+		if audio, ok := body["audio"].(map[string]any); ok {
+			if f = audio["format"]; f == nil {
+				f = "wav" // the server's default
+			}
+		}
+	} else {
+		f = body["response_format"]
+	}
+	if s, isString := f.(string); isString {
+		if format, ok = normalizeFormat(s); !ok {
+			return nil, "", fmt.Errorf("extra body sets audio format %q, which cannot be measured; use wav or pcm", s)
+		}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, "", fmt.Errorf("encoding the request body: %w", err)
+	}
+	return b, format, nil
+}

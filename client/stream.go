@@ -1,0 +1,493 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/sse"
+	"github.com/omnibench/omnibench/wav"
+)
+
+// failure is a classified request failure: class is one of results.Err*.
+type failure struct {
+	class string
+	err   error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// fail builds a failure of class with a formatted message (%w allowed).
+func fail(class, format string, args ...any) error {
+	return &failure{class: class, err: fmt.Errorf(format, args...)}
+}
+
+// classOf returns the class of a failure, or "" for nil.
+func classOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var f *failure
+	if errors.As(err, &f) {
+		return f.class
+	}
+	return results.ErrConnect // not reached: the client only returns failures
+}
+
+// Sizes of the per-request buffers and bounds.
+const (
+	rawReadSize     = 32 << 10  // read buffer of the raw speech byte stream
+	maxWAVHeader    = 4 << 10   // a raw WAV stream's header must parse within this many bytes
+	maxPooledBuffer = 1 << 20   // larger buffers are not kept for the next request
+	chunkCap        = 64        // initial capacity of the per-chunk slices (80 ms chunks: 5 s of audio)
+	maxErrorBody    = 4 << 10   // bytes of a non-2xx body read for its message
+	maxDrain        = 256 << 10 // bytes read after the end so the connection can be reused
+	drainTimeout    = 2 * time.Second
+	maxMessage      = 200 // bytes of a server's error message kept in Record.Error
+)
+
+// stream is the state of one request while its response is read. It is
+// pooled by the Client, so the buffers survive from request to request.
+type stream struct {
+	rec    *results.Record
+	kind   string
+	format string     // requested audio format: "wav" or "pcm"
+	pcm    wav.Format // format of headerless PCM
+	t0     time.Time  // send time; every offset is from here
+
+	parent context.Context // the caller's context: cancelled means the run was interrupted
+	ctx    context.Context // the request's context, cancelled with a cause by the client
+
+	contentType string
+	events      int // events (or raw reads) seen
+
+	fmtKnown  bool       // f holds the response's audio format
+	f         wav.Format // from the first audio chunk
+	sawText   bool
+	lastTextS float64
+	wavHeader bool   // raw/SSE speech: the stream's WAV header was parsed
+	hdr       []byte // raw speech: header bytes gathered until it parses
+
+	b64     []byte // base64 decode buffer
+	scratch []byte // unescaped JSON strings
+	readBuf []byte // raw speech read buffer
+	chunk   chatChunk
+	sev     speechEvent
+	body    body
+}
+
+// reset prepares a pooled stream for a new request, keeping its buffers.
+func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int) {
+	*s = stream{
+		rec: rec, kind: kind, format: format,
+		pcm:    wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
+		parent: context.Background(), ctx: context.Background(),
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf,
+	}
+}
+
+// release drops references to request data before the stream is pooled.
+func (s *stream) release() {
+	s.rec, s.parent, s.ctx, s.body = nil, nil, nil, body{}
+	s.chunk, s.sev = chatChunk{}, speechEvent{}
+	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch} {
+		if cap(*b) > maxPooledBuffer {
+			*b = nil
+		}
+	}
+}
+
+// since is the offset of t from the send time in seconds.
+func (s *stream) since(t time.Time) float64 { return t.Sub(s.t0).Seconds() }
+
+// consume reads the response body to its end marker and records what
+// arrives; it returns nil on a complete response, else a *failure.
+func (s *stream) consume(r io.Reader) error {
+	if s.kind == results.KindSpeech {
+		return s.readRaw(r)
+	}
+	return s.readSSE(sse.NewReader(r))
+}
+
+// readSSE handles events until the end of the response.
+func (s *stream) readSSE(r *sse.Reader) error {
+	for {
+		ev, err := r.Next()
+		now := time.Now()
+		if err != nil {
+			return s.readFailure(err)
+		}
+		var done bool
+		if s.kind == results.KindChat {
+			done, err = s.chatEvent(ev, now)
+		} else {
+			done, err = s.speechEvent(ev, now)
+		}
+		if err != nil {
+			// An event cut off by a clean end of the body is a
+			// truncated response rather than a malformed one.
+			if classOf(err) == results.ErrMalformed && s.body.eof {
+				if _, nerr := r.Next(); nerr != nil {
+					return fail(results.ErrTruncated, "stream ended inside event %d without %s: %w", s.events, s.endMarker(), err)
+				}
+			}
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// endMarker names what a complete response ends with.
+func (s *stream) endMarker() string {
+	switch s.kind {
+	case results.KindChat:
+		return "[DONE]"
+	case results.KindSpeechSSE:
+		return speechDone
+	}
+	return "the end of the body"
+}
+
+// readFailure classifies an error from reading the body.
+func (s *stream) readFailure(err error) error {
+	if f := s.ctxFailure(); f != nil {
+		return f
+	}
+	hint := ""
+	if s.kind != results.KindSpeech && s.contentType != "" && !strings.HasPrefix(s.contentType, "text/event-stream") {
+		hint = fmt.Sprintf(" (response Content-Type %q, not text/event-stream)", s.contentType)
+	}
+	if err == io.EOF {
+		return fail(results.ErrTruncated, "stream ended after %d events without %s%s", s.events, s.endMarker(), hint)
+	}
+	return fail(results.ErrTruncated, "reading the response after %d events%s: %w", s.events, hint, err)
+}
+
+// ctxFailure returns the failure that explains a cancelled request context,
+// or nil while the context is live.
+func (s *stream) ctxFailure() error {
+	if s.parent.Err() != nil {
+		return fail(results.ErrCancelled, "run interrupted after %d events: %w", s.events, context.Cause(s.parent))
+	}
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	switch c := context.Cause(s.ctx); {
+	case errors.Is(c, causeIdle):
+		return fail(results.ErrIdleTimeout, "no data received for the idle timeout, after %d events", s.events)
+	case errors.Is(c, causeTimeout):
+		return fail(results.ErrTimeout, "request deadline passed after %d events", s.events)
+	default:
+		return fail(results.ErrCancelled, "request cancelled after %d events: %w", s.events, c)
+	}
+}
+
+// isDone reports whether an event payload is the chat terminator.
+func isDone(data []byte) bool {
+	return string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// chatEvent handles one event of a streaming chat response (protocol
+// section 3); done is true at [DONE].
+func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
+	s.events++
+	if ev.Comment != nil {
+		s.stamp(ev.Comment, now)
+	}
+	data := ev.Data
+	if isDone(data) {
+		return true, nil
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return false, nil // an event without a payload carries nothing
+	}
+	c := &s.chunk
+	if err := decodeChatChunk(data, c); err != nil {
+		return false, fail(results.ErrMalformed, "event %d: %w", s.events, err)
+	}
+	if c.HasError {
+		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, serverMessage(c.ErrorMessage))
+	}
+	rec := s.rec
+	if c.HasUsage {
+		if c.NoChoices {
+			// The final include_usage chunk carries the totals.
+			if c.HasPrompt {
+				rec.PromptTokens = int(c.PromptTokens)
+			}
+			if c.HasCompletion {
+				rec.CompletionTokens = int(c.CompletionTokens)
+			}
+		} else if rec.PromptTokens == 0 && c.HasPrompt && c.PromptTokens > 0 {
+			// Audio chunks carry the prompt size; keep it in case the
+			// usage chunk never comes.
+			rec.PromptTokens = int(c.PromptTokens)
+		}
+	}
+	if !c.FinishReason.empty() && !c.FinishReason.equal(rec.FinishReason) {
+		rec.FinishReason = c.FinishReason.String()
+	}
+	// Route by modality: in an "audio" chunk delta.content is base64 audio;
+	// otherwise it is text. delta.audio.data is always audio.
+	if c.Modality.equal("audio") {
+		if !c.Content.empty() {
+			return false, s.audioText(c.Content, "choices[0].delta.content", now)
+		}
+	} else if !c.Content.empty() && (!c.Modality.set || c.Modality.equal("text")) {
+		s.text(c.Content, now)
+	}
+	if !c.AudioData.empty() {
+		return false, s.audioText(c.AudioData, "choices[0].delta.audio.data", now)
+	}
+	return false, nil
+}
+
+// speechKind resolves an event's type from the SSE "event:" line or, when
+// that is absent, the JSON "type" field.
+func speechKind(evType string, typ jsonText) string {
+	if evType == "" || evType == "message" {
+		for _, k := range [...]string{speechDelta, speechDone, speechError} {
+			if typ.equal(k) {
+				return k
+			}
+		}
+		return ""
+	}
+	return evType
+}
+
+// speechEvent handles one event of a speech SSE response (protocol
+// section 4); done is true at speech.audio.done.
+func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error) {
+	s.events++
+	if ev.Comment != nil {
+		s.stamp(ev.Comment, now)
+	}
+	e := &s.sev
+	if len(bytes.TrimSpace(ev.Data)) == 0 {
+		*e = speechEvent{}
+	} else if err := decodeSpeechEvent(ev.Data, e); err != nil {
+		return false, fail(results.ErrMalformed, "event %d: %w", s.events, err)
+	}
+	kind := speechKind(ev.Type, e.Type)
+	if kind == speechError || e.HasError {
+		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, serverMessage(e.ErrorMessage))
+	}
+	switch kind {
+	case speechDone:
+		if e.HasInput {
+			s.rec.PromptTokens = int(e.InputTokens)
+		}
+		if e.HasOutput {
+			s.rec.CompletionTokens = int(e.OutputTokens)
+		}
+		return true, nil
+	case speechDelta:
+		if !e.Audio.empty() {
+			return false, s.audioText(e.Audio, "audio", now)
+		}
+	}
+	return false, nil // unknown event types are ignored
+}
+
+// serverMessage renders a server's error message for Record.Error.
+func serverMessage(t jsonText) string {
+	if t.empty() {
+		return "(no message)"
+	}
+	return clip(t.String())
+}
+
+// stamp records the delay of a simulator send stamp ": sent=<unix ns>".
+func (s *stream) stamp(c []byte, now time.Time) {
+	const prefix = "sent="
+	if len(c) <= len(prefix) || len(c) > len(prefix)+19 || string(c[:len(prefix)]) != prefix {
+		return
+	}
+	var ns int64
+	for _, d := range c[len(prefix):] {
+		if d < '0' || d > '9' {
+			return
+		}
+		ns = ns*10 + int64(d-'0')
+	}
+	rec := s.rec
+	if rec.StampDelaysS == nil {
+		rec.StampDelaysS = make([]float64, 0, chunkCap)
+	}
+	rec.StampDelaysS = append(rec.StampDelaysS, float64(now.UnixNano()-ns)/1e9)
+}
+
+// text records a text event.
+func (s *stream) text(t jsonText, now time.Time) {
+	var chars int
+	chars, s.scratch = t.runeCount(s.scratch)
+	if chars == 0 {
+		return
+	}
+	rec := s.rec
+	off := s.since(now)
+	if !s.sawText {
+		rec.TTFTS = off
+		s.sawText = true
+	} else {
+		if rec.TextGapsS == nil {
+			rec.TextGapsS = make([]float64, 0, chunkCap)
+		}
+		rec.TextGapsS = append(rec.TextGapsS, off-s.lastTextS)
+	}
+	s.lastTextS = off
+	rec.Text += chars
+}
+
+// audioText decodes one base64 audio payload and records its PCM.
+func (s *stream) audioText(t jsonText, field string, now time.Time) error {
+	src := t.raw
+	if t.esc {
+		// Only "\/" (and line breaks of wrapped base64) occur in practice.
+		s.scratch = t.appendUnquoted(s.scratch[:0])
+		src = s.scratch
+	}
+	data, err := decodeBase64(&s.b64, src)
+	if err != nil {
+		return fail(results.ErrMalformed, "event %d: %s: bad base64: %w", s.events, field, err)
+	}
+	pcm := data
+	switch {
+	case s.format == "wav" && (s.kind == results.KindChat || isRIFF(data)):
+		// Chat: every event is a complete WAV file. Speech SSE: the first
+		// delta is the bare streaming header, the rest raw PCM.
+		f, p, err := wav.Decode(data)
+		if err != nil {
+			return fail(results.ErrMalformed, "event %d: %s: bad WAV: %w", s.events, field, err)
+		}
+		if err := s.setFormat(f); err != nil {
+			return err
+		}
+		s.wavHeader = true
+		pcm = p
+	case !s.fmtKnown:
+		if err := s.setFormat(s.pcm); err != nil {
+			return err
+		}
+	}
+	s.addChunk(now, len(pcm))
+	return nil
+}
+
+func isRIFF(b []byte) bool { return len(b) >= 4 && string(b[:4]) == "RIFF" }
+
+// setFormat records the response's audio format from its first audio
+// chunk and insists that later chunks agree.
+func (s *stream) setFormat(f wav.Format) error {
+	if !s.fmtKnown {
+		if f.SampleRate <= 0 || f.Channels <= 0 || f.BitsPerSample <= 0 || f.BitsPerSample%8 != 0 {
+			return fail(results.ErrMalformed, "event %d: unusable audio format (%d Hz, %d channels, %d bits)", s.events, f.SampleRate, f.Channels, f.BitsPerSample)
+		}
+		s.f, s.fmtKnown = f, true
+		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
+		return nil
+	}
+	if f != s.f {
+		return fail(results.ErrMalformed, "event %d: audio format changed from %d Hz/%d ch/%d bit to %d Hz/%d ch/%d bit",
+			s.events, s.f.SampleRate, s.f.Channels, s.f.BitsPerSample, f.SampleRate, f.Channels, f.BitsPerSample)
+	}
+	return nil
+}
+
+// addChunk records one audio chunk of n PCM bytes that arrived at now.
+// Empty chunks (header-only events) are not chunks.
+func (s *stream) addChunk(now time.Time, n int) {
+	if n == 0 {
+		return
+	}
+	rec := s.rec
+	off := s.since(now)
+	if rec.ChunkArrivalsS == nil {
+		rec.ChunkArrivalsS = make([]float64, 0, chunkCap)
+		rec.ChunkBytes = make([]int, 0, chunkCap)
+	}
+	if len(rec.ChunkArrivalsS) == 0 {
+		rec.TTFPS = off
+	}
+	rec.LastAudioS = off
+	rec.ChunkArrivalsS = append(rec.ChunkArrivalsS, off)
+	rec.ChunkBytes = append(rec.ChunkBytes, n)
+	rec.AudioBytes += int64(n)
+}
+
+// readRaw reads a raw speech byte stream (stream_format "audio"): each read
+// is one chunk. With wav the stream starts with a header, which is parsed
+// for the format and not counted as audio.
+func (s *stream) readRaw(r io.Reader) error {
+	if cap(s.readBuf) < rawReadSize {
+		s.readBuf = make([]byte, rawReadSize)
+	}
+	buf := s.readBuf[:rawReadSize]
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			s.events++
+			p := buf[:n]
+			if s.format == "wav" && !s.wavHeader {
+				var herr error
+				if p, herr = s.rawHeader(p, false); herr != nil {
+					return herr
+				}
+			} else if !s.fmtKnown {
+				if ferr := s.setFormat(s.pcm); ferr != nil {
+					return ferr
+				}
+			}
+			s.addChunk(now, len(p))
+		}
+		if err == io.EOF {
+			if s.format == "wav" && !s.wavHeader && len(s.hdr) > 0 {
+				_, herr := s.rawHeader(nil, true)
+				return herr
+			}
+			return nil
+		}
+		if err != nil {
+			return s.readFailure(err)
+		}
+	}
+}
+
+// rawHeader gathers the WAV header at the start of a raw stream. It
+// returns the PCM that follows the header in p (nil while the header is
+// still incomplete).
+func (s *stream) rawHeader(p []byte, atEOF bool) ([]byte, error) {
+	buf := p
+	if len(s.hdr) > 0 || atEOF {
+		s.hdr = append(s.hdr, p...)
+		buf = s.hdr
+	}
+	if len(buf) >= 4 && !isRIFF(buf) {
+		return nil, fail(results.ErrMalformed, "response body: byte 0: a wav stream must start with a RIFF header, got %q", buf[:4])
+	}
+	h, err := wav.ParseHeader(buf)
+	if err != nil {
+		if atEOF || len(buf) >= maxWAVHeader {
+			return nil, fail(results.ErrMalformed, "response body: bad WAV header: %w", err)
+		}
+		if len(s.hdr) == 0 {
+			s.hdr = append(s.hdr, p...)
+		}
+		return nil, nil
+	}
+	if err := s.setFormat(h.Format); err != nil {
+		return nil, err
+	}
+	s.wavHeader = true
+	return buf[h.DataOffset:], nil
+}

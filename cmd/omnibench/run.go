@@ -1,0 +1,439 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/omnibench/omnibench/client"
+	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/scenarios"
+	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/summary"
+)
+
+// runOptions are the flags of `omnibench run` (and of the commands that run
+// the same workload: sweep, capacity, ab).
+type runOptions struct {
+	url      string
+	scenario string
+
+	// scenario overrides
+	kind, model, voice, audioFormat, prompts, extraBody string
+	modalities                                          []string
+	headers                                             []string
+	pcmRate                                             int
+	apiKey                                              string
+
+	// load
+	concurrency int
+	rate        float64
+	arrival     string
+	burstiness  float64
+	requests    int
+	duration    time.Duration
+	warmup      int
+	maxInflight int
+	seed        int64
+	grace       time.Duration
+
+	// client
+	timeout, idleTimeout time.Duration
+	thresholds           []string
+	mode                 string
+	prebuffer            time.Duration
+	prebufferMaxWait     time.Duration
+
+	// report
+	percentiles []float64
+	goodput     string
+	format      string
+	out         string
+	summaryOut  string
+
+	// scrape
+	scrape     string
+	metricsURL string
+	settle     time.Duration
+	accept     string
+
+	// embedded simulator
+	simCapacity int
+	simStats    bool
+
+	// client-side metrics exporter (run only; see run_metrics.go)
+	metrics metricsOptions
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
+		Long: `run fires streaming chat or speech requests at a server, timestamps every audio
+chunk, and reports TTFP, TTFT, end-to-end latency, the three real-time factors,
+playback continuity and, when the server exports /metrics, the server's own
+figures beside the client's.
+
+Without --url it starts the embedded vLLM-Omni simulator on a free loopback port.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
+	return cmd
+}
+
+func (o *runOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
+	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario name or a scenario YAML file (see `omnibench scenarios`)")
+
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
+	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
+	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
+	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
+	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
+	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ...} per line) or a text file (one per line)")
+	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
+	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
+	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, "sample rate of raw PCM audio (default 24000)")
+	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
+
+	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
+	f.Float64Var(&o.rate, "rate", 0, "open loop: arrivals per second (0 = closed loop)")
+	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
+	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
+	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests (default from the scenario, else 20)")
+	f.DurationVarP(&o.duration, "duration", "d", 0, "stop scheduling after this long (whichever of -n and -d comes first)")
+	f.IntVar(&o.warmup, "warmup", -1, "warm-up requests sent first and excluded from the figures (default from the scenario, else 0)")
+	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
+	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
+	f.DurationVar(&o.grace, "grace", 5*time.Second, "on Ctrl-C, how long in-flight requests may finish before they are cancelled")
+
+	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
+	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
+	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
+	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
+	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
+
+	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
+	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
+	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
+	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
+	f.StringVar(&o.summaryOut, "summary", "", "write the run summary (versioned JSON schema) to this file")
+
+	f.StringVar(&o.scrape, "scrape", "auto", "scrape the server's /metrics before and after: auto, on or off")
+	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
+	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
+	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+
+	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
+	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
+}
+
+// plan turns the flags into a runner configuration. It reads only flags,
+// the scenario and the environment, so every error names its flag or file.
+func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, error) {
+	var cfg runner.Config
+	sc, err := scenarios.Open(o.scenario)
+	if err != nil {
+		return cfg, nil, err
+	}
+	sc = sc.Clone()
+	if f.Changed("kind") {
+		sc.Kind = o.kind
+		sc.Endpoint = ""
+	}
+	if f.Changed("model") {
+		sc.Model = o.model
+	}
+	if f.Changed("voice") {
+		sc.Voice = o.voice
+	}
+	if f.Changed("audio-format") {
+		sc.AudioFormat = o.audioFormat
+	}
+	if f.Changed("modalities") {
+		sc.Modalities = o.modalities
+	}
+	if f.Changed("prompts") {
+		sc.PromptSpec.Source = o.prompts
+	}
+	if f.Changed("pcm-sample-rate") {
+		sc.PCMSampleRate = o.pcmRate
+	}
+	if o.extraBody != "" {
+		var extra map[string]any
+		if err := json.Unmarshal([]byte(o.extraBody), &extra); err != nil {
+			return cfg, nil, fmt.Errorf("--extra-body: not a JSON object: %w", err)
+		}
+		if sc.ExtraBody == nil {
+			sc.ExtraBody = map[string]any{}
+		}
+		for k, v := range extra {
+			sc.ExtraBody[k] = v
+		}
+	}
+	for _, h := range o.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return cfg, nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
+		}
+		if sc.Headers == nil {
+			sc.Headers = map[string]string{}
+		}
+		sc.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	wl, err := sc.Workload()
+	if err != nil {
+		return cfg, nil, err
+	}
+
+	lc := load.Config{
+		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
+		Rate:        o.rate,
+		Arrival:     o.arrival,
+		Burstiness:  o.burstiness,
+		Requests:    pick(o.requests, sc.Load.Requests, 0),
+		Duration:    o.duration,
+		Warmup:      o.warmup,
+		MaxInflight: o.maxInflight,
+		Seed:        o.seed,
+		Grace:       o.grace,
+	}
+	if !f.Changed("rate") {
+		lc.Rate = sc.Load.Rate
+	}
+	if lc.Arrival == "" {
+		lc.Arrival = sc.Load.Arrival
+	}
+	if lc.Burstiness == 0 {
+		lc.Burstiness = sc.Load.Burstiness
+	}
+	if lc.Duration == 0 {
+		lc.Duration = sc.Load.Duration
+	}
+	if lc.Warmup < 0 {
+		lc.Warmup = sc.Load.Warmup
+	}
+	if lc.Requests == 0 && lc.Duration == 0 {
+		lc.Requests = 20
+	}
+	if lc.Rate > 0 && lc.Arrival == "" {
+		lc.Arrival = load.Poisson
+	}
+	if err := lc.Validate(); err != nil {
+		return cfg, nil, err
+	}
+
+	thresholds, err := parseThresholds(o.thresholds)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if !f.Changed("threshold") && len(sc.Thresholds) > 0 {
+		thresholds = sc.Thresholds
+	}
+	mode, err := continuity.ParseMode(o.mode)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
+	}
+	percentiles := o.percentiles
+	if len(percentiles) == 0 {
+		percentiles = sc.Percentiles
+	}
+	var goodput []summary.Goodput
+	if o.goodput != "" {
+		if goodput, err = summary.ParseGoodput(o.goodput); err != nil {
+			return cfg, nil, fmt.Errorf("--goodput: %w", err)
+		}
+	}
+	accept, err := scrape.ParseAccept(o.accept)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("--accept: %w", err)
+	}
+	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
+		return cfg, nil, err
+	}
+	apiKey := o.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OMNIBENCH_API_KEY")
+	}
+
+	sim := simulator.DefaultConfig()
+	sim.Addr = "127.0.0.1:0"
+	sim.Capacity = o.simCapacity
+	sim.StatsEnabled = o.simStats
+	sim.Seed = o.seed
+
+	cfg = runner.Config{
+		Target:    o.url,
+		Simulator: sim,
+		Workload:  wl,
+		Scenario:  sc.Name,
+		Seed:      o.seed,
+		Load:      lc,
+		Client: client.Options{
+			APIKey:         apiKey,
+			Timeout:        o.timeout,
+			IdleTimeout:    o.idleTimeout,
+			Thresholds:     thresholds,
+			ContinuityMode: mode,
+			Preroll:        continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
+		},
+		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput},
+		Scrape:     o.scrape,
+		MetricsURL: o.metricsURL,
+		Accept:     accept,
+		Settle:     o.settle,
+		Version:    version,
+		Flags:      flagsWithoutSecrets(f),
+	}
+	return cfg, sc, nil
+}
+
+func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	cfg, sc, err := o.plan(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	cfg.Log = stderr
+	if isTerminal(stderr) {
+		cfg.Progress = stderr
+	}
+	var outFile *os.File
+	if o.out != "" {
+		if outFile, err = os.Create(o.out); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer outFile.Close()
+		cfg.Out = outFile
+	}
+	msrv, err := o.metrics.listen(ctx, exp, stderr)
+	if err != nil {
+		return err
+	}
+	if msrv != nil {
+		defer msrv.Close()
+	}
+	outcome, runErr := runner.Run(ctx, cfg)
+	if outcome == nil {
+		return runErr
+	}
+	if outFile != nil {
+		if err := outFile.Sync(); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
+		}
+	}
+	rep := outcome.Report()
+	doc := outcome.Document()
+	if o.summaryOut != "" {
+		if err := writeJSONFile(o.summaryOut, doc); err != nil {
+			return fmt.Errorf("--summary: %w", err)
+		}
+	}
+	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
+		return err
+	}
+	if outcome.Interrupted {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if runErr != nil {
+		return runErr
+	}
+	return metricsErr
+}
+
+func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
+	if format == report.FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	return report.Render(w, format, report.RunTables(rep)...)
+}
+
+func pick(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// parseThresholds accepts seconds ("0.1") or Go durations ("100ms").
+func parseThresholds(in []string) ([]float64, error) {
+	var out []float64
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		if d, err := time.ParseDuration(s); err == nil {
+			out = append(out, d.Seconds())
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("--threshold %q: want seconds (0.1) or a duration (100ms), greater than 0", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// flagsWithoutSecrets records the flags the user set, for the results
+// header. Secrets and header values (which may carry credentials) are
+// replaced.
+func flagsWithoutSecrets(f *pflag.FlagSet) map[string]string {
+	out := map[string]string{}
+	f.Visit(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "api-key", "header":
+			out[fl.Name] = "[redacted]"
+		case "push":
+			out[fl.Name] = redactedURL(fl.Value.String())
+		default:
+			out[fl.Name] = fl.Value.String()
+		}
+	})
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeJSONFile writes v as indented JSON atomically: a reader never sees a
+// half-written file.
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/summary"
+)
+
+// Document is the JSON summary of a run (`run --summary FILE`, `run --format
+// json`). Its schema is versioned by SchemaVersion (results.SchemaVersion)
+// and documented in the README; fields are only ever added.
+type Document struct {
+	SchemaVersion int                `json:"schema_version"`
+	Run           results.Header     `json:"run"`
+	Interrupted   bool               `json:"interrupted"`
+	Summary       *summary.Summary   `json:"summary"`
+	Bench         map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
+	Load          LoadDocument       `json:"load"`
+	Server        *ServerDocument    `json:"server,omitempty"`
+	SLOs          json.RawMessage    `json:"slos,omitempty"`
+	Extra         map[string]any     `json:"extra,omitempty"`
+}
+
+// LoadDocument is the load generator's account of the run.
+type LoadDocument struct {
+	Mode            string  `json:"mode"`
+	Planned         int     `json:"planned"`
+	Scheduled       int     `json:"scheduled"`
+	Started         int     `json:"started"`
+	Completed       int     `json:"completed"`
+	Cancelled       int     `json:"cancelled"`
+	Dropped         int     `json:"dropped"`
+	Late            int     `json:"late"`
+	LateThresholdS  float64 `json:"late_threshold_s"`
+	MaxLagS         float64 `json:"max_lag_s"`
+	WarmupStarted   int     `json:"warmup_started"`
+	ElapsedS        float64 `json:"elapsed_s"`
+	TargetRate      float64 `json:"target_rate"`
+	AchievedRate    float64 `json:"achieved_rate"`
+	InterruptedLoad bool    `json:"interrupted"`
+}
+
+// ServerDocument holds the /metrics snapshots, their diff and the
+// server-vs-client comparison.
+type ServerDocument struct {
+	MetricsURL     string              `json:"metrics_url"`
+	Note           string              `json:"note,omitempty"`
+	Before         *SnapshotDocument   `json:"before,omitempty"`
+	After          *SnapshotDocument   `json:"after,omitempty"`
+	Delta          json.RawMessage     `json:"delta,omitempty"`
+	ServerVsClient []report.Comparison `json:"server_vs_client,omitempty"`
+}
+
+// SnapshotDocument is one raw /metrics snapshot.
+type SnapshotDocument struct {
+	FetchedAt   time.Time `json:"fetched_at"`
+	ContentType string    `json:"content_type"`
+	Body        string    `json:"body"`
+}
+
+// Document builds the run's JSON summary.
+func (o *Outcome) Document() *Document {
+	doc := &Document{
+		SchemaVersion: results.SchemaVersion,
+		Run:           o.Header,
+		Interrupted:   o.Interrupted,
+		Summary:       o.Summary,
+		Bench:         o.Summary.Bench(),
+		Load:          loadDocument(o.Load),
+	}
+	if o.Before != nil || o.ScrapeNote != "" {
+		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
+		if o.Delta != nil {
+			var buf bytes.Buffer
+			if err := o.Delta.WriteJSON(&buf, scrape.TableOptions{}); err == nil {
+				sd.Delta = json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+			}
+			sd.ServerVsClient = o.ServerVsClient()
+		}
+		doc.Server = sd
+	}
+	return doc
+}
+
+// Report is the run report the tables and the HTML page render.
+func (o *Outcome) Report() report.RunReport {
+	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, ServerVsClient: o.ServerVsClient()}
+	if o.ScrapeNote != "" {
+		rep.Notes = append(rep.Notes, o.ScrapeNote)
+	}
+	if o.Interrupted {
+		rep.Notes = append(rep.Notes, "the run was interrupted: figures cover the requests that finished")
+	}
+	return rep
+}
+
+func loadDocument(s load.Stats) LoadDocument {
+	return LoadDocument{
+		Mode: s.Mode, Planned: s.Planned, Scheduled: s.Scheduled, Started: s.Started, Completed: s.Completed,
+		Cancelled: s.Cancelled, Dropped: s.Dropped, Late: s.Late, LateThresholdS: s.LateThreshold.Seconds(),
+		MaxLagS: s.MaxLag.Seconds(), WarmupStarted: s.WarmupStarted, ElapsedS: s.Elapsed.Seconds(),
+		TargetRate: s.TargetRate, AchievedRate: s.AchievedRate, InterruptedLoad: s.Interrupted,
+	}
+}
+
+func snapshotDocument(s *scrape.Snapshot) *SnapshotDocument {
+	if s == nil {
+		return nil
+	}
+	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Body: string(s.Body)}
+}

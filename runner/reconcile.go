@@ -1,0 +1,140 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/omnibench/omnibench/check"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// ServerVsClient sets what the server's /metrics delta says beside what the
+// client measured, figure by figure. Warm-up requests are included on both
+// sides: the server counted them too. It returns nil without a delta.
+func (o *Outcome) ServerVsClient() []report.Comparison {
+	if o.Delta == nil {
+		return nil
+	}
+	d := o.Delta
+	fig := check.FiguresFromRecords(o.Records)
+	var rows []report.Comparison
+	add := func(figure string, server, client float64, haveServer bool, unit, note string) {
+		c := report.Comparison{Figure: figure, Unit: unit, Note: note}
+		cv := client
+		c.Client = &cv
+		if haveServer && !math.IsNaN(server) {
+			sv := server
+			c.Server = &sv
+			if !math.IsNaN(client) {
+				diff := server - client
+				c.Diff = &diff
+			} else {
+				c.Client = nil
+			}
+		}
+		if math.IsNaN(client) {
+			c.Client = nil
+		}
+		rows = append(rows, c)
+	}
+
+	success, okSuccess := d.CounterDelta("requests_success_total", nil)
+	abort, _ := d.CounterDelta("requests_success_total", map[string]string{"finished_reason": "abort"})
+	add("requests completed", success-abort, float64(fig.CompletedTotal), okSuccess, "", "requests_success_total without finished_reason=\"abort\"")
+	add("requests aborted", abort, float64(fig.Completed["abort"]), okSuccess, "", "server: finished_reason=\"abort\"; client: failed after the response started")
+
+	frames, okFrames := d.CounterDelta("audio_frames_total", nil)
+	add("audio frames", frames, float64(fig.AudioFrames), okFrames, "", "audio_frames_total vs frames the client decoded")
+
+	skipped, okSkipped := d.CounterDelta("audio_skipped_requests_total", nil)
+	add("requests without audio (skipped)", skipped, float64(noAudio(o)), okSkipped, "", "audio_skipped_requests_total vs successful responses with no audio")
+
+	ttfp, okTTFP := d.HistogramDelta("audio_ttfp_s", nil)
+	add("TTFP observations", ttfp.Count, float64(fig.ChatAudioResponses), okTTFP, "", "one per streamed chat response with audio; speech never records TTFP")
+	clientTTFP := chatTTFPs(o)
+	if okTTFP && ttfp.Count > 0 {
+		add("TTFP mean", 1000*ttfp.Sum/ttfp.Count, 1000*mean(clientTTFP), true, "ms", "server measures from request arrival, so it should not exceed the client's")
+		for _, q := range []float64{0.5, 0.95} {
+			add(fmt.Sprintf("TTFP p%g (server: bucket estimate)", q*100), 1000*ttfp.Quantile(q), 1000*percentile(clientTTFP, q*100), true, "ms",
+				"histogram_quantile over bucket deltas: exact only to the bucket")
+		}
+	}
+
+	e2e, okE2E := d.HistogramDelta("e2e_request_latency_s", nil)
+	add("e2e observations", e2e.Count, float64(fig.CompletedTotal), okE2E, "", "one per completed request")
+	if okE2E && e2e.Count > 0 {
+		add("e2e p50 (server: bucket estimate)", 1000*e2e.Quantile(0.5), 1000*percentile(e2es(o), 50), true, "ms", "histogram_quantile over bucket deltas")
+	}
+
+	for _, th := range sortedKeys(fig.Continuous) {
+		ok, okCont := d.CounterDelta("audio_continuity_ok_total", map[string]string{"threshold_ms": th})
+		add("continuity OK ("+th+" ms)", ok, float64(fig.Continuous[th]), okCont, "",
+			"server: its own send clock, reference player; client: arrival clock")
+	}
+	return rows
+}
+
+func noAudio(o *Outcome) int {
+	n := 0
+	for i := range o.Records {
+		if r := &o.Records[i]; r.OK() && !r.HasAudio() {
+			n++
+		}
+	}
+	return n
+}
+
+func chatTTFPs(o *Outcome) []float64 {
+	var xs []float64
+	for i := range o.Records {
+		if r := &o.Records[i]; r.Kind == "chat" && r.TTFPS > 0 {
+			xs = append(xs, r.TTFPS)
+		}
+	}
+	return xs
+}
+
+func e2es(o *Outcome) []float64 {
+	var xs []float64
+	for i := range o.Records {
+		if r := &o.Records[i]; r.OK() {
+			xs = append(xs, r.E2ES)
+		}
+	}
+	return xs
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Summarize(xs, nil).Mean
+}
+
+func percentile(xs []float64, p float64) float64 {
+	s := stats.Summarize(xs, []float64{p})
+	v, _ := s.Percentile(p)
+	return v
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Threshold labels are integers: order them numerically.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && less(keys[j], keys[j-1]); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func less(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}

@@ -1,0 +1,332 @@
+// Package runner performs one benchmark run: it starts the embedded simulator
+// when no target is given, snapshots the server's /metrics, drives the
+// workload through the load generator and the streaming client, streams every
+// record to the results file as it completes, snapshots /metrics again and
+// folds everything into an Outcome that the report and the checks read.
+//
+// It is the one place where the mechanisms meet; the run, sweep, capacity and
+// ab commands all go through Run.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omnibench/omnibench/client"
+	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scenarios"
+	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/summary"
+)
+
+// Scrape modes.
+const (
+	ScrapeAuto = "auto" // scrape when the target serves /metrics; say so when it does not
+	ScrapeOn   = "on"   // scrape, and fail the run when /metrics cannot be read
+	ScrapeOff  = "off"
+)
+
+// Config describes one run.
+type Config struct {
+	// Target is the server's base URL. Empty starts the embedded simulator
+	// with Simulator on a free loopback port.
+	Target    string
+	Simulator simulator.Config
+
+	Workload *scenarios.Workload
+	Scenario string // name shown in the header
+	Seed     int64
+	Load     load.Config
+	Client   client.Options // BaseURL is set by Run
+	Summary  summary.Options
+
+	Scrape     string        // ScrapeAuto (default), ScrapeOn or ScrapeOff
+	MetricsURL string        // default Target + "/metrics"
+	Accept     scrape.Accept // content type to ask /metrics for
+	Settle     time.Duration // wait after the last response before the second scrape
+
+	// Out receives the results JSONL as the run goes (nil: none).
+	Out io.Writer
+	// Log receives notices (stderr).
+	Log io.Writer
+	// Progress, when set, receives a live status line twice a second.
+	Progress io.Writer
+
+	Version string
+	Flags   map[string]string // as given, secrets already removed
+
+	// OnRecord is called for every finished request, from the request's
+	// goroutine (the exporter observes through it). It must be safe for
+	// concurrent use.
+	OnRecord func(*results.Record)
+	// OnDrop is called for every open-loop arrival dropped by --max-inflight.
+	OnDrop func(load.Arrival)
+	// OnStart is called for every arrival right before its request is sent,
+	// from the request's goroutine (the exporter counts started and
+	// in-flight requests through it). It must be safe for concurrent use.
+	OnStart func(load.Arrival)
+}
+
+// Outcome is everything a run produced.
+type Outcome struct {
+	Header  results.Header
+	Records []results.Record // in completion order
+	Load    load.Stats
+	Summary *summary.Summary
+
+	MetricsURL string
+	Before     *scrape.Snapshot
+	After      *scrape.Snapshot
+	Delta      *scrape.Delta
+	ScrapeNote string // why there was no scrape, when there was none
+
+	Interrupted bool
+}
+
+// Run performs the run. It returns an Outcome whenever any request was
+// attempted, also together with an error (for example when interrupted), so
+// that callers can always write what was gathered.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	if cfg.Workload == nil {
+		return nil, errors.New("runner: no workload")
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if cfg.Scrape == "" {
+		cfg.Scrape = ScrapeAuto
+	}
+	switch cfg.Scrape {
+	case ScrapeAuto, ScrapeOn, ScrapeOff:
+	default:
+		return nil, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
+	}
+
+	target := strings.TrimRight(cfg.Target, "/")
+	simulated := target == ""
+	if simulated {
+		// The simulator outlives an interrupt until the last record is
+		// written: it is closed explicitly below.
+		sim, err := simulator.Start(context.WithoutCancel(ctx), cfg.Simulator)
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		defer sim.Close()
+		target = sim.URL
+		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
+	}
+
+	out := &Outcome{MetricsURL: cfg.MetricsURL}
+	if out.MetricsURL == "" {
+		out.MetricsURL = target + "/metrics"
+	}
+	if cfg.Scrape != ScrapeOff {
+		snap, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
+		switch {
+		case err == nil:
+			out.Before = snap
+		case cfg.Scrape == ScrapeOn:
+			return nil, fmt.Errorf("scraping before the run: %w", err)
+		default:
+			out.ScrapeNote = fmt.Sprintf("not comparing with server metrics: %v", err)
+			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+		}
+	}
+
+	copts := cfg.Client
+	copts.BaseURL = target
+	cl, err := client.New(copts)
+	if err != nil {
+		return nil, err
+	}
+
+	out.Header = results.Header{
+		SchemaVersion: results.SchemaVersion,
+		Version:       cfg.Version,
+		StartedAt:     time.Now().UTC().Format(time.RFC3339Nano),
+		Target:        redactURL(target),
+		Simulator:     simulated,
+		Scenario:      cfg.Scenario,
+		Seed:          cfg.Seed,
+		Mode:          cfg.Load.Mode(),
+		Concurrency:   cfg.Load.Concurrency,
+		Rate:          cfg.Load.Rate,
+		Arrival:       cfg.Load.Arrival,
+		Flags:         cfg.Flags,
+	}
+	var w *results.Writer
+	if cfg.Out != nil {
+		w = results.NewWriter(cfg.Out)
+		if err := w.WriteHeader(out.Header); err != nil {
+			return nil, err
+		}
+	}
+
+	col := &collector{}
+	var writeErr error
+	var writeOnce sync.Once
+	job := func(jctx context.Context, a load.Arrival) {
+		spec := cfg.Workload.Request(a.Seq, cfg.Seed)
+		rec := results.Record{
+			ID:        fmt.Sprintf("req-%06d", a.Seq),
+			Seq:       a.Seq,
+			Warmup:    a.Warmup,
+			IntendedS: a.Intended.Seconds(),
+		}
+		rec.SentS = time.Since(a.Start).Seconds()
+		rec.LagS = rec.SentS - rec.IntendedS
+		col.started()
+		if cfg.OnStart != nil {
+			cfg.OnStart(a)
+		}
+		cl.Do(jctx, clientRequest(spec), &rec)
+		col.add(&rec)
+		if w != nil {
+			if err := w.Write(&rec); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+		if cfg.OnRecord != nil {
+			cfg.OnRecord(&rec)
+		}
+	}
+
+	lcfg := cfg.Load
+	if cfg.OnDrop != nil {
+		lcfg.OnDrop = cfg.OnDrop
+	}
+	var stopProgress func()
+	if cfg.Progress != nil {
+		stopProgress = startProgress(cfg.Progress, col, lcfg)
+	}
+	lstats, runErr := load.Run(ctx, lcfg, job)
+	if stopProgress != nil {
+		stopProgress()
+	}
+	out.Load = lstats
+	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
+	out.Records = col.records()
+
+	if out.Before != nil && !out.Interrupted {
+		if err := sleepCtx(ctx, cfg.Settle); err == nil {
+			after, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
+			if err != nil {
+				out.ScrapeNote = fmt.Sprintf("second scrape failed: %v", err)
+				fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+			} else {
+				out.After = after
+				if d, err := diffSnapshots(out.Before, after); err != nil {
+					out.ScrapeNote = err.Error()
+				} else {
+					out.Delta = d
+				}
+			}
+		}
+	}
+
+	sopts := cfg.Summary
+	sopts.FromIntended = lcfg.Open()
+	out.Summary = summary.Compute(out.Records, sopts)
+	out.Summary.Mode = lcfg.Mode()
+
+	switch {
+	case runErr != nil && !errors.Is(runErr, context.Canceled):
+		return out, runErr
+	case writeErr != nil:
+		return out, fmt.Errorf("writing results: %w", writeErr)
+	case out.Interrupted:
+		return out, context.Canceled
+	}
+	return out, nil
+}
+
+func diffSnapshots(before, after *scrape.Snapshot) (*scrape.Delta, error) {
+	bf, err := before.Families()
+	if err != nil {
+		return nil, fmt.Errorf("parsing the first /metrics snapshot: %w", err)
+	}
+	af, err := after.Families()
+	if err != nil {
+		return nil, fmt.Errorf("parsing the second /metrics snapshot: %w", err)
+	}
+	return scrape.Diff(bf, af), nil
+}
+
+func clientRequest(s scenarios.RequestSpec) client.Request {
+	return client.Request{
+		Kind:          s.Kind,
+		Endpoint:      s.Endpoint,
+		Model:         s.Model,
+		Voice:         s.Voice,
+		Prompt:        s.Prompt,
+		AudioFormat:   s.AudioFormat,
+		Modalities:    s.Modalities,
+		ExtraBody:     s.ExtraBody,
+		Headers:       s.Headers,
+		PCMSampleRate: s.PCMSampleRate,
+	}
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// collector gathers records from concurrent jobs.
+type collector struct {
+	mu       sync.Mutex
+	recs     []results.Record
+	inflight int
+	failed   int
+	done     int
+	ttfpMS   []float64 // recent TTFP values for the progress line
+}
+
+func (c *collector) started() {
+	c.mu.Lock()
+	c.inflight++
+	c.mu.Unlock()
+}
+
+func (c *collector) add(r *results.Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight--
+	c.recs = append(c.recs, *r)
+	if r.Warmup {
+		return
+	}
+	c.done++
+	if !r.OK() {
+		c.failed++
+	} else if r.HasAudio() {
+		if len(c.ttfpMS) == progressWindow {
+			copy(c.ttfpMS, c.ttfpMS[1:])
+			c.ttfpMS = c.ttfpMS[:progressWindow-1]
+		}
+		c.ttfpMS = append(c.ttfpMS, r.TTFPS*1000)
+	}
+}
+
+func (c *collector) records() []results.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]results.Record(nil), c.recs...)
+}

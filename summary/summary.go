@@ -1,0 +1,351 @@
+// Package summary folds the records of a run into the figures a report shows
+// and a CI gate reads: latency and RTF distributions, continuity rates, audio
+// throughput, goodput and error counts. The JSON form of Summary is the
+// documented, versioned schema of `omnibench run --summary`; its Bench map
+// uses the key names of the vLLM-Omni benchmark (mean_audio_ttfp_ms,
+// p99_audio_rtf, audio_throughput, ...) with the same meaning.
+package summary
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// DefaultPercentiles are reported when the caller does not choose.
+func DefaultPercentiles() []float64 { return []float64{50, 90, 95, 99} }
+
+// Options control what Compute reports.
+type Options struct {
+	Percentiles []float64 // default DefaultPercentiles()
+	Thresholds  []float64 // continuity thresholds in seconds; default [0.1]
+	Goodput     []Goodput // per-request SLOs for goodput; none = no goodput figure
+	// FromIntended adds each request's scheduling lag to its latencies, so an
+	// open-loop report measures from the intended start (no coordinated omission).
+	FromIntended bool
+}
+
+// Metric names, in report order. Times are reported in milliseconds (TTFP,
+// TTFT, e2e, lag, text gaps, stamp delay) or seconds (audio duration,
+// underrun), matching the vLLM-Omni benchmark's units.
+const (
+	MetricTTFP         = "ttfp_ms"
+	MetricTTFT         = "ttft_ms"
+	MetricE2E          = "e2e_ms"
+	MetricTextGap      = "itl_ms"
+	MetricRTFLastChunk = "rtf_last_chunk"
+	MetricRTFE2E       = "rtf_e2e"
+	MetricRTFServer    = "rtf_server"
+	MetricAudioRTF     = "audio_rtf" // the benchmark's definition: last chunk for chat, e2e for speech
+	MetricDuration     = "audio_duration_s"
+	MetricUnderrun     = "audio_underrun_s"
+	MetricStalls       = "stall_resume_stalls"
+	MetricStallTime    = "stall_resume_total_s"
+	MetricLag          = "schedule_lag_ms"
+	MetricStampDelay   = "stamp_delay_ms"
+)
+
+// Metric is the distribution of one per-request figure.
+type Metric struct {
+	Name    string        `json:"name"`
+	Unit    string        `json:"unit"`
+	Summary stats.Summary `json:"summary"`
+}
+
+// Continuity is the share of audio responses that played without a gap longer
+// than Threshold under the reference player.
+type Continuity struct {
+	ThresholdMS string  `json:"threshold_ms"`
+	OK          int     `json:"ok"`
+	Of          int     `json:"of"`
+	Rate        float64 `json:"rate"`
+}
+
+// Players summarises the listener-side player models.
+type Players struct {
+	Responses           int     `json:"responses"`
+	StallResumeStalled  int     `json:"stall_resume_stalled"`   // responses with at least one stall
+	StallResumeStalls   int     `json:"stall_resume_stalls"`    // stalls in all
+	StallResumeTotalS   float64 `json:"stall_resume_total_s"`   // stall time in all
+	StallResumeLongestS float64 `json:"stall_resume_longest_s"` // the longest single stall
+	PrerollStalled      int     `json:"preroll_stalled"`
+	PrerollStartupMeanS float64 `json:"preroll_startup_mean_s"`
+}
+
+// Requests counts outcomes. Warm-up requests are excluded everywhere else.
+type Requests struct {
+	Total     int            `json:"total"` // measured requests sent
+	Completed int            `json:"completed"`
+	Failed    int            `json:"failed"`
+	Warmup    int            `json:"warmup"`
+	ByError   map[string]int `json:"by_error,omitempty"`       // error class -> count
+	ByStatus  map[string]int `json:"by_http_status,omitempty"` // HTTP status of http_status errors
+	ByFinish  map[string]int `json:"by_finish_reason,omitempty"`
+	WithAudio int            `json:"with_audio"`
+	// ChatWithAudio counts streamed chat responses that carried audio: what the
+	// server's TTFP histogram should count.
+	ChatWithAudio int `json:"chat_with_audio"`
+}
+
+// Audio totals.
+type Audio struct {
+	TotalDurationS float64 `json:"total_audio_duration_s"`
+	TotalFrames    int64   `json:"total_audio_frames"`
+	Throughput     float64 `json:"audio_throughput"` // audio seconds per wall second
+}
+
+// Summary is everything a run report shows.
+type Summary struct {
+	SchemaVersion int            `json:"schema_version"`
+	Mode          string         `json:"mode"`
+	FromIntended  bool           `json:"latency_from_intended_start"`
+	DurationS     float64        `json:"duration_s"` // first send to last response end
+	RequestRate   float64        `json:"request_throughput"`
+	Requests      Requests       `json:"requests"`
+	Metrics       []Metric       `json:"metrics"`
+	Continuity    []Continuity   `json:"continuity"`
+	Players       Players        `json:"players"`
+	Audio         Audio          `json:"audio"`
+	Goodput       *GoodputResult `json:"goodput,omitempty"`
+	Percentiles   []float64      `json:"percentiles"`
+	Warnings      []string       `json:"warnings,omitempty"`
+}
+
+// Metric returns the named metric's summary.
+func (s *Summary) Metric(name string) (stats.Summary, bool) {
+	for _, m := range s.Metrics {
+		if m.Name == name {
+			return m.Summary, true
+		}
+	}
+	return stats.Summary{}, false
+}
+
+// Compute summarises the measured (non-warm-up) records.
+func Compute(recs []results.Record, opts Options) *Summary {
+	if len(opts.Percentiles) == 0 {
+		opts.Percentiles = DefaultPercentiles()
+	}
+	if len(opts.Thresholds) == 0 {
+		opts.Thresholds = []float64{0.1}
+	}
+	s := &Summary{
+		SchemaVersion: results.SchemaVersion,
+		FromIntended:  opts.FromIntended,
+		Percentiles:   opts.Percentiles,
+		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
+	}
+	var (
+		ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
+		dur, underrun, stalls, stallTime, lag, stamp                []float64
+		firstSend, lastEnd                                          = math.Inf(1), math.Inf(-1)
+		okCount                                                     = make([]int, len(opts.Thresholds))
+		ofCount                                                     int
+		prerollStartup                                              float64
+	)
+	labels := make([]string, len(opts.Thresholds))
+	for i, th := range opts.Thresholds {
+		labels[i] = continuity.ThresholdLabel(th)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup {
+			s.Requests.Warmup++
+			continue
+		}
+		s.Requests.Total++
+		firstSend = math.Min(firstSend, r.SentS)
+		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
+		shift := 0.0
+		if opts.FromIntended {
+			shift = r.LagS
+		}
+		lag = append(lag, r.LagS*1000)
+		for _, d := range r.StampDelaysS {
+			stamp = append(stamp, d*1000)
+		}
+		if !r.OK() {
+			s.Requests.Failed++
+			s.Requests.ByError[r.ErrorClass]++
+			if r.ErrorClass == results.ErrHTTPStatus {
+				s.Requests.ByStatus[strconv.Itoa(r.Status)]++
+			}
+			continue
+		}
+		s.Requests.Completed++
+		if r.FinishReason != "" {
+			s.Requests.ByFinish[r.FinishReason]++
+		}
+		e2e = append(e2e, (r.E2ES+shift)*1000)
+		if r.TTFTS > 0 {
+			ttft = append(ttft, (r.TTFTS+shift)*1000)
+		}
+		for _, g := range r.TextGapsS {
+			gaps = append(gaps, g*1000)
+		}
+		if !r.HasAudio() {
+			continue
+		}
+		s.Requests.WithAudio++
+		if r.Kind == results.KindChat {
+			s.Requests.ChatWithAudio++
+		}
+		ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+		dur = append(dur, r.AudioDurationS)
+		s.Audio.TotalDurationS += r.AudioDurationS
+		s.Audio.TotalFrames += r.AudioFrames
+		if r.AudioDurationS > 0 {
+			rtfLast = append(rtfLast, r.RTFLastChunk)
+			rtfE2E = append(rtfE2E, r.RTFE2E)
+			if r.Kind == results.KindChat {
+				audioRTF = append(audioRTF, r.RTFLastChunk)
+			} else {
+				audioRTF = append(audioRTF, r.RTFE2E)
+			}
+		}
+		if r.RTFServer != nil {
+			rtfServer = append(rtfServer, *r.RTFServer)
+		}
+		if c := r.Continuity; c != nil {
+			ofCount++
+			underrun = append(underrun, c.MaxUnderrunS)
+			for j, l := range labels {
+				if ok, known := c.OK[l]; ok || (!known && c.MaxUnderrunS <= opts.Thresholds[j]) {
+					okCount[j]++
+				}
+			}
+			if p := c.StallResume; p != nil {
+				s.Players.Responses++
+				stalls = append(stalls, float64(p.Stalls))
+				stallTime = append(stallTime, p.TotalStallS)
+				if p.Stalls > 0 {
+					s.Players.StallResumeStalled++
+				}
+				s.Players.StallResumeStalls += p.Stalls
+				s.Players.StallResumeTotalS += p.TotalStallS
+				s.Players.StallResumeLongestS = math.Max(s.Players.StallResumeLongestS, p.LongestStallS)
+			}
+			if p := c.Preroll; p != nil {
+				if p.Stalls > 0 {
+					s.Players.PrerollStalled++
+				}
+				prerollStartup += p.StartupDelayS
+			}
+		}
+	}
+	if s.Players.Responses > 0 {
+		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
+	}
+	if s.Requests.Total > 0 && lastEnd > firstSend {
+		s.DurationS = lastEnd - firstSend
+		s.RequestRate = float64(s.Requests.Completed) / s.DurationS
+		s.Audio.Throughput = s.Audio.TotalDurationS / s.DurationS
+	}
+	for j, l := range labels {
+		c := Continuity{ThresholdMS: l, OK: okCount[j], Of: ofCount}
+		if ofCount > 0 {
+			c.Rate = float64(okCount[j]) / float64(ofCount)
+		}
+		s.Continuity = append(s.Continuity, c)
+	}
+	add := func(name, unit string, xs []float64) {
+		if len(xs) == 0 {
+			return
+		}
+		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, opts.Percentiles)})
+	}
+	add(MetricTTFP, "ms", ttfp)
+	add(MetricTTFT, "ms", ttft)
+	add(MetricE2E, "ms", e2e)
+	add(MetricTextGap, "ms", gaps)
+	add(MetricRTFLastChunk, "", rtfLast)
+	add(MetricRTFE2E, "", rtfE2E)
+	add(MetricRTFServer, "", rtfServer)
+	add(MetricAudioRTF, "", audioRTF)
+	add(MetricDuration, "s", dur)
+	add(MetricUnderrun, "s", underrun)
+	add(MetricStalls, "", stalls)
+	add(MetricStallTime, "s", stallTime)
+	add(MetricLag, "ms", lag)
+	add(MetricStampDelay, "ms", stamp)
+	if len(opts.Goodput) > 0 {
+		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, s.DurationS)
+	}
+	for k := range s.Requests.ByStatus {
+		if k == "0" {
+			s.Warnings = append(s.Warnings, "http_status errors without a status code")
+		}
+	}
+	return s
+}
+
+// Bench returns the figures under the vLLM-Omni benchmark's key names
+// (completed, failed, duration, request_throughput, mean_/median_/std_/pNN_
+// of audio_ttfp_ms, audio_rtf, audio_duration_s, audio_underrun_s, ttft_ms,
+// e2el_ms, total_audio_duration_s, total_audio_frames, audio_throughput,
+// audio_continuity_ok_rate). Undefined figures are left out.
+func (s *Summary) Bench() map[string]float64 {
+	out := map[string]float64{
+		"completed":              float64(s.Requests.Completed),
+		"failed":                 float64(s.Requests.Failed),
+		"duration":               s.DurationS,
+		"request_throughput":     s.RequestRate,
+		"total_audio_duration_s": s.Audio.TotalDurationS,
+		"total_audio_frames":     float64(s.Audio.TotalFrames),
+		"audio_throughput":       s.Audio.Throughput,
+	}
+	stems := map[string]string{
+		MetricTTFP: "audio_ttfp_ms", MetricAudioRTF: "audio_rtf", MetricDuration: "audio_duration_s",
+		MetricUnderrun: "audio_underrun_s", MetricTTFT: "ttft_ms", MetricE2E: "e2el_ms", MetricTextGap: "itl_ms",
+		MetricRTFLastChunk: "rtf_last_chunk", MetricRTFE2E: "rtf_e2e", MetricRTFServer: "rtf_server",
+	}
+	for _, m := range s.Metrics {
+		stem, ok := stems[m.Name]
+		if !ok || m.Summary.N == 0 {
+			continue
+		}
+		put := func(k string, v float64) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				out[k] = v
+			}
+		}
+		put("mean_"+stem, m.Summary.Mean)
+		put("median_"+stem, m.Summary.Median)
+		put("std_"+stem, m.Summary.Std)
+		for _, p := range m.Summary.Percentiles {
+			put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
+		}
+	}
+	for _, c := range s.Continuity {
+		if c.Of == 0 {
+			continue
+		}
+		if c.ThresholdMS == "100" {
+			out["audio_continuity_ok_rate"] = c.Rate
+		}
+		out["audio_continuity_ok_rate_"+c.ThresholdMS+"ms"] = c.Rate
+	}
+	if s.Goodput != nil {
+		out["request_goodput"] = s.Goodput.Rate
+	}
+	return out
+}
+
+// BenchKeys returns Bench's keys sorted, for stable output.
+func BenchKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (c Continuity) String() string {
+	return fmt.Sprintf("%s ms: %d/%d", c.ThresholdMS, c.OK, c.Of)
+}
