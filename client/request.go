@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/omnibench/omnibench/results"
@@ -35,6 +36,9 @@ type Request struct {
 	// stream does not state; default 24000 (Qwen3-Omni, Qwen3-TTS). Raw PCM
 	// is taken as s16le mono.
 	PCMSampleRate int
+	// AudioOut, when set, receives the PCM of every audio chunk in arrival
+	// order (headers stripped), for saving what a listener would hear.
+	AudioOut io.Writer
 }
 
 // defaultPCMSampleRate is the rate of headerless PCM when the request does

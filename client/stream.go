@@ -61,6 +61,8 @@ type stream struct {
 	pcm    wav.Format // format of headerless PCM
 	t0     time.Time  // send time; every offset is from here
 
+	audioOut io.Writer // receives the PCM of every chunk when the request asks
+
 	parent context.Context // the caller's context: cancelled means the run was interrupted
 	ctx    context.Context // the request's context, cancelled with a cause by the client
 
@@ -83,9 +85,10 @@ type stream struct {
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
-func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int) {
+func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, audioOut io.Writer) {
 	*s = stream{
-		rec: rec, kind: kind, format: format,
+		audioOut: audioOut,
+		rec:      rec, kind: kind, format: format,
 		pcm:    wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		parent: context.Background(), ctx: context.Background(),
 		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf,
@@ -94,7 +97,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int) {
 
 // release drops references to request data before the stream is pooled.
 func (s *stream) release() {
-	s.rec, s.parent, s.ctx, s.body = nil, nil, nil, body{}
+	s.rec, s.parent, s.ctx, s.body, s.audioOut = nil, nil, nil, body{}, nil
 	s.chunk, s.sev = chatChunk{}, speechEvent{}
 	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch} {
 		if cap(*b) > maxPooledBuffer {
@@ -379,7 +382,7 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			return err
 		}
 	}
-	s.addChunk(now, len(pcm))
+	s.addChunk(now, pcm)
 	return nil
 }
 
@@ -403,11 +406,18 @@ func (s *stream) setFormat(f wav.Format) error {
 	return nil
 }
 
-// addChunk records one audio chunk of n PCM bytes that arrived at now.
-// Empty chunks (header-only events) are not chunks.
-func (s *stream) addChunk(now time.Time, n int) {
+// addChunk records one audio chunk that arrived at now. Empty chunks
+// (header-only events) are not chunks.
+func (s *stream) addChunk(now time.Time, pcm []byte) {
+	n := len(pcm)
 	if n == 0 {
 		return
+	}
+	if s.audioOut != nil {
+		// The sink is the caller's (--save-audio); a failing sink must not
+		// fail the measurement, so its error is dropped here and surfaces
+		// where the caller writes the file.
+		_, _ = s.audioOut.Write(pcm)
 	}
 	rec := s.rec
 	off := s.since(now)
@@ -448,7 +458,7 @@ func (s *stream) readRaw(r io.Reader) error {
 					return ferr
 				}
 			}
-			s.addChunk(now, len(p))
+			s.addChunk(now, p)
 		}
 		if err == io.EOF {
 			if s.format == "wav" && !s.wavHeader && len(s.hdr) > 0 {

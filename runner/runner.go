@@ -9,10 +9,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +27,7 @@ import (
 	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/wav"
 )
 
 // Scrape modes.
@@ -72,6 +76,10 @@ type Config struct {
 	// from the request's goroutine (the exporter counts started and
 	// in-flight requests through it). It must be safe for concurrent use.
 	OnStart func(load.Arrival)
+
+	// SaveAudioDir, when set, receives each response's audio as a playable
+	// WAV file named after the request id (req-000042.wav).
+	SaveAudioDir string
 }
 
 // Outcome is everything a run produced.
@@ -140,12 +148,22 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
+	if cfg.SaveAudioDir != "" {
+		if err := os.MkdirAll(cfg.SaveAudioDir, 0o755); err != nil {
+			return nil, fmt.Errorf("--save-audio: %w", err)
+		}
+	}
+
 	copts := cfg.Client
 	copts.BaseURL = target
 	cl, err := client.New(copts)
 	if err != nil {
 		return nil, err
 	}
+	// Every request has returned when Run does: close the keep-alive
+	// connections rather than leave them to the transport's idle timeout
+	// (sweep and ab call Run many times in one process).
+	defer cl.Close()
 
 	out.Header = results.Header{
 		SchemaVersion: results.SchemaVersion,
@@ -186,8 +204,19 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if cfg.OnStart != nil {
 			cfg.OnStart(a)
 		}
-		cl.Do(jctx, clientRequest(spec), &rec)
+		req := clientRequest(spec)
+		var audio *bytes.Buffer
+		if cfg.SaveAudioDir != "" {
+			audio = new(bytes.Buffer)
+			req.AudioOut = audio
+		}
+		cl.Do(jctx, req, &rec)
 		col.add(&rec)
+		if audio != nil && rec.HasAudio() {
+			if err := saveAudio(cfg.SaveAudioDir, &rec, audio.Bytes()); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
 		if w != nil {
 			if err := w.Write(&rec); err != nil {
 				writeOnce.Do(func() { writeErr = err })
@@ -245,6 +274,16 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return out, context.Canceled
 	}
 	return out, nil
+}
+
+// saveAudio writes one response's PCM as a WAV file.
+func saveAudio(dir string, rec *results.Record, pcm []byte) error {
+	f := wav.Format{SampleRate: rec.SampleRate, Channels: rec.Channels, BitsPerSample: 8 * rec.SampleWidth}
+	path := filepath.Join(dir, rec.ID+".wav")
+	if err := os.WriteFile(path, wav.Encode(f, pcm), 0o644); err != nil {
+		return fmt.Errorf("--save-audio: %w", err)
+	}
+	return nil
 }
 
 func diffSnapshots(before, after *scrape.Snapshot) (*scrape.Delta, error) {

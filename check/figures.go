@@ -1,0 +1,161 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/omnibench/omnibench/results"
+)
+
+// RunFigures are what the client observed during a run, in the terms the
+// server's metrics count, so that rules can compare the two. Warm-up
+// requests are included: the server counted them too.
+type RunFigures struct {
+	Requests int // every request sent
+
+	// Completed counts requests by the finish reason the server would label
+	// them with: successful requests by their finish_reason ("stop" when the
+	// response carried none, as speech streams do), plus "abort" for failed
+	// requests the server had accepted (the request_failed path): those that
+	// failed after the response started, and 5xx answers. Failures the server
+	// never counts (connection errors, 4xx rejections) are left out.
+	Completed map[string]int
+	// CompletedTotal counts successful requests only (the server records
+	// e2e latency for these).
+	CompletedTotal int
+	Failed         int // requests with an error class
+
+	// ChatAudioResponses counts streamed chat responses that delivered audio:
+	// the server records one TTFP observation for each.
+	ChatAudioResponses int
+	// TTFPSumS sums the client's TTFP over those responses.
+	TTFPSumS float64
+
+	// AudioFrames sums the decoded audio frames of successful requests (the
+	// server counts frames when it finalizes a request).
+	AudioFrames int64
+	// Continuous counts successful streamed chat responses that played
+	// without an underrun above each threshold, by threshold in integer ms
+	// ("100").
+	Continuous map[string]int
+
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// FiguresFromRecords derives run figures from the records of a run.
+func FiguresFromRecords(recs []results.Record) RunFigures {
+	f := RunFigures{Completed: map[string]int{}, Continuous: map[string]int{}}
+	for i := range recs {
+		r := &recs[i]
+		f.Requests++
+		f.PromptTokens += r.PromptTokens
+		f.CompletionTokens += r.CompletionTokens
+		if r.Kind == results.KindChat && r.TTFPS > 0 {
+			f.ChatAudioResponses++
+			f.TTFPSumS += r.TTFPS
+		}
+		if !r.OK() {
+			f.Failed++
+			if (r.Status >= 200 && r.Status < 300) || r.Status >= 500 {
+				f.Completed["abort"]++
+			}
+			continue
+		}
+		reason := r.FinishReason
+		if reason == "" {
+			reason = "stop"
+		}
+		f.Completed[reason]++
+		f.CompletedTotal++
+		f.AudioFrames += r.AudioFrames
+		if r.Kind == results.KindChat && r.Continuity != nil {
+			for th, ok := range r.Continuity.OK {
+				if ok {
+					f.Continuous[th]++
+				} else if _, seen := f.Continuous[th]; !seen {
+					f.Continuous[th] = 0
+				}
+			}
+		}
+	}
+	return f
+}
+
+// Run figure names usable in rules as "run.<name>". Names ending in ".*"
+// take a key: "completed.stop", "continuous.100".
+func figureNames() []string {
+	return []string{
+		"requests", "completed", "completed.*", "failed",
+		"chat_audio_responses", "ttfp_sum_s", "audio_frames", "continuous.*",
+		"prompt_tokens", "completion_tokens",
+	}
+}
+
+// validFigure reports whether name (without "run.") names a figure; a key
+// may be "*" (expanded per label value by the rule's match).
+func validFigure(name string) error {
+	base, key, keyed := strings.Cut(name, ".")
+	for _, n := range figureNames() {
+		nb, _, nkeyed := strings.Cut(n, ".")
+		if nb == base && nkeyed == keyed && (!keyed || key != "") {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown run figure %q (known: run.%s)", "run."+name, strings.Join(figureNames(), ", run."))
+}
+
+// Lookup returns a figure by name (without "run."). A keyed figure with a
+// key the run never saw is 0: no request of that kind.
+func (f *RunFigures) Lookup(name string) (float64, bool) {
+	base, key, keyed := strings.Cut(name, ".")
+	if keyed {
+		var m map[string]int
+		switch base {
+		case "completed":
+			m = f.Completed
+		case "continuous":
+			m = f.Continuous
+		default:
+			return 0, false
+		}
+		return float64(m[key]), true
+	}
+	switch base {
+	case "requests":
+		return float64(f.Requests), true
+	case "completed":
+		return float64(f.CompletedTotal), true
+	case "failed":
+		return float64(f.Failed), true
+	case "chat_audio_responses":
+		return float64(f.ChatAudioResponses), true
+	case "ttfp_sum_s":
+		return f.TTFPSumS, true
+	case "audio_frames":
+		return float64(f.AudioFrames), true
+	case "prompt_tokens":
+		return float64(f.PromptTokens), true
+	case "completion_tokens":
+		return float64(f.CompletionTokens), true
+	}
+	return 0, false
+}
+
+// keys returns the sorted keys of a keyed figure ("completed", "continuous").
+func (f *RunFigures) keys(base string) []string {
+	var m map[string]int
+	switch base {
+	case "completed":
+		m = f.Completed
+	case "continuous":
+		m = f.Continuous
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,88 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/omnibench/omnibench/omnimetrics"
+)
+
+// ProfileVLLMOmni is the built-in profile for vLLM-Omni servers.
+const ProfileVLLMOmni = "vllm-omni"
+
+// ProfileNames lists the built-in profiles.
+func ProfileNames() []string { return []string{ProfileVLLMOmni} }
+
+// Profile returns the rules of a built-in profile.
+func Profile(name string) ([]Rule, error) {
+	switch name {
+	case ProfileVLLMOmni:
+		return vllmOmniProfile(), nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (built in: %s)", name, strings.Join(ProfileNames(), ", "))
+}
+
+// newerServersOnly tells the families that only newer servers expose
+// (protocol section 5: the token counters), whose absence is not a failure.
+func newerServersOnly(name string) bool {
+	return name == "prompt_tokens_total" || name == "generation_tokens_total"
+}
+
+// Tolerances of the run comparisons, stated in the rule output.
+func framesTolerance() Tolerance { return Tolerance{Rel: 0.01} }
+
+// continuityTolerance allows for the server judging continuity on its own
+// clock at emission, the client on arrival times after the network.
+func continuityTolerance() Tolerance { return Tolerance{Abs: 1, Rel: 0.10} }
+
+// vllmOmniProfile builds the vllm-omni rules from the metric core's family
+// definitions, so names, types, labels and buckets are never restated here.
+func vllmOmniProfile() []Rule {
+	const src = "profile " + ProfileVLLMOmni
+	yes := true
+	var rules []Rule
+	add := func(r Rule) {
+		r.Source = src
+		rules = append(rules, r)
+	}
+	for _, s := range omnimetrics.PipelineFamilies() {
+		add(Rule{Name: s.Name + ": exists", Family: s.Name, Exists: &yes, Optional: newerServersOnly(s.Name)})
+		add(Rule{Name: s.Name + ": type", Family: s.Name, Type: s.Type})
+		add(Rule{Name: s.Name + ": labels", Family: s.Name, Labels: append([]string{}, s.Labels...)})
+		if s.Type == omnimetrics.TypeHistogram {
+			add(Rule{Name: s.Name + ": buckets", Family: s.Name, Buckets: append([]float64{}, s.Buckets...)})
+		}
+	}
+	// Upstream families exist only with stats on; their absence is judged by
+	// the gating rule, so these rules skip absent families.
+	for _, s := range omnimetrics.UpstreamFamilies() {
+		add(Rule{Name: s.Name + ": type", Family: s.Name, Type: s.Type})
+		add(Rule{Name: s.Name + ": labels", Family: s.Name, Labels: append([]string{}, s.Labels...)})
+		if s.Type == omnimetrics.TypeHistogram {
+			add(Rule{Name: s.Name + ": buckets", Family: s.Name, Buckets: append([]float64{}, s.Buckets...)})
+		}
+	}
+	add(Rule{Name: "naming conventions", Check: CheckNaming})
+	add(Rule{Name: "histogram invariants", Check: CheckHistogramInvariants, NonNegative: true})
+	add(Rule{Name: "threshold_ms values are integers", Check: CheckIntegerLabels, Label: omnimetrics.LabelThresholdMS})
+	add(Rule{Name: "stats gating", Check: CheckStatsGating})
+	add(Rule{Name: "promlint", Check: CheckLint})
+
+	// Comparisons with what the client observed (skipped without --run).
+	add(Rule{Name: "requests_success_total matches the client's completed requests",
+		Family: "requests_success_total", Match: map[string]string{omnimetrics.LabelFinishedReason: "*"},
+		Measure: MeasureDelta, Expect: &Expectation{Op: "==", Figure: "completed.*"}})
+	add(Rule{Name: "e2e_request_latency_s count matches the completed requests",
+		Family: "e2e_request_latency_s", Measure: MeasureCount, Expect: &Expectation{Op: "==", Figure: "completed"}})
+	add(Rule{Name: "audio_ttfp_s count matches the streamed chat responses with audio",
+		Family: "audio_ttfp_s", Measure: MeasureCount, Expect: &Expectation{Op: "==", Figure: "chat_audio_responses"}})
+	add(Rule{Name: "audio_frames_total matches the client's decoded frames",
+		Family: "audio_frames_total", Measure: MeasureDelta, Expect: &Expectation{Op: "==", Figure: "audio_frames"},
+		Tolerance: framesTolerance()})
+	add(Rule{Name: "audio_continuity_ok_total matches the client's continuous responses",
+		Family: "audio_continuity_ok_total", Match: map[string]string{omnimetrics.LabelThresholdMS: "100"},
+		Measure: MeasureDelta, Expect: &Expectation{Op: "==", Figure: "continuous.100"}, Tolerance: continuityTolerance()})
+	add(Rule{Name: "server TTFP sum not above the client's",
+		Family: "audio_ttfp_s", Measure: MeasureSum, Expect: &Expectation{Op: "<=", Figure: "ttfp_sum_s"}})
+	return rules
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/omnibench/omnibench/check"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scrape"
+)
+
+// checkOptions holds the flags of `omnibench check`.
+type checkOptions struct {
+	profiles     []string
+	rules        []string
+	run          string
+	stats        string
+	accept       string
+	timeout      time.Duration
+	format       string
+	junit        string
+	failuresOnly bool
+}
+
+func newCheckCmd() *cobra.Command {
+	o := checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [flags] SCRAPE | BEFORE AFTER",
+		Short: "Validate a server's /metrics against the vLLM-Omni profile and YAML rules",
+		Long: `check validates Prometheus metrics: one scrape (a URL scraped now, a snapshot
+file from "omnibench scrape", or a plain exposition file), or a before/after
+pair, whose counters and histograms are then compared as increases.
+
+Rules come from built-in profiles (--profile, default vllm-omni unless
+--rules is given; "none" for no profile) and YAML files (--rules, see the
+README for the rule language). The vllm-omni profile checks every pipeline
+family of the design (type, labels, exact buckets), the naming conventions,
+histogram invariants, integer threshold_ms values, stats gating and promlint
+(minus the colon and _s warnings the design mandates).
+
+With --run (the results JSONL of "omnibench run"), rules also compare the
+server's counters with what the client observed: completed requests by
+finish reason, TTFP observations, audio frames, continuous responses and the
+TTFP sum, each within a stated tolerance.
+
+Exit status: 0 every rule passed (or was skipped), 1 a rule failed, 2 unusable
+input (unreadable scrape, rules or run file, bad flags).`,
+		Example: `  omnibench check http://localhost:8000/metrics
+  omnibench check before.prom after.prom --run run.jsonl --junit check.xml
+  omnibench check --rules slo.yaml --profile vllm-omni after.prom --format json
+  omnibench check --stats off http://localhost:8000/metrics`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.RangeArgs(1, 2)(cmd, args); err != nil {
+				return withExitCode(2, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.profiles, "profile", nil, "built-in rule profile (repeatable): "+strings.Join(check.ProfileNames(), ", ")+" or none; default vllm-omni unless --rules is given")
+	f.StringArrayVar(&o.rules, "rules", nil, "YAML rule file (repeatable)")
+	f.StringVar(&o.run, "run", "", "results JSONL of the run between the scrapes, for rules that compare with the client")
+	f.StringVar(&o.stats, "stats", "auto", "server stats setting: auto (tell from the scrape), on or off")
+	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for when scraping a URL: auto, proto, openmetrics or text")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a URL scrape after this long")
+	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown or json")
+	f.StringVar(&o.junit, "junit", "", "also write the results as JUnit XML to this file")
+	f.BoolVar(&o.failuresOnly, "failures", false, "list only failed rules in the table")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(checkFormats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(append(check.ProfileNames(), "none"), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stats", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("accept", cobra.FixedCompletions(acceptValues(), cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func checkFormats() []string {
+	return []string{report.FormatTable, report.FormatMarkdown, report.FormatJSON}
+}
+
+func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
+	if err := report.CheckFormat(o.format, checkFormats()...); err != nil {
+		return withExitCode(2, err)
+	}
+	stats, err := check.ParseStatsMode(o.stats)
+	if err != nil {
+		return withExitCode(2, fmt.Errorf("--stats: %w", err))
+	}
+	accept, err := scrape.ParseAccept(o.accept)
+	if err != nil {
+		return withExitCode(2, fmt.Errorf("--accept: %w", err))
+	}
+	rules, err := checkRules(o)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	in := check.Input{Stats: stats}
+	if o.run != "" {
+		_, recs, err := results.ReadFile(o.run)
+		if err != nil {
+			return withExitCode(2, fmt.Errorf("--run: %w", err))
+		}
+		fig := check.FiguresFromRecords(recs)
+		in.Run = &fig
+	}
+	if len(args) == 2 {
+		if in.Before, err = loadScrape(cmd.Context(), args[0], accept, o.timeout); err != nil {
+			return withExitCode(2, err)
+		}
+	}
+	if in.After, err = loadScrape(cmd.Context(), args[len(args)-1], accept, o.timeout); err != nil {
+		return withExitCode(2, err)
+	}
+
+	rep := check.Evaluate(in, rules)
+	out := cmd.OutOrStdout()
+	if o.format == report.FormatJSON {
+		err = rep.WriteJSON(out)
+	} else {
+		err = report.Render(out, o.format, rep.Table(o.failuresOnly))
+	}
+	if err != nil {
+		return err
+	}
+	if o.junit != "" {
+		if err := writeJUnit(o.junit, rep); err != nil {
+			return withExitCode(2, err)
+		}
+	}
+	if !rep.OK() {
+		return withExitCode(1, fmt.Errorf("%d of %d rules failed", rep.Failed, len(rep.Results)))
+	}
+	return nil
+}
+
+// checkRules assembles the rules: the profiles asked for (vllm-omni when
+// neither profiles nor rule files are given), then the rule files.
+func checkRules(o checkOptions) ([]check.Rule, error) {
+	profiles := o.profiles
+	if len(profiles) == 0 && len(o.rules) == 0 {
+		profiles = []string{check.ProfileVLLMOmni}
+	}
+	var rules []check.Rule
+	for _, name := range profiles {
+		if name == "none" {
+			continue
+		}
+		p, err := check.Profile(name)
+		if err != nil {
+			return nil, fmt.Errorf("--profile: %w", err)
+		}
+		rules = append(rules, p...)
+	}
+	for _, path := range o.rules {
+		r, err := check.LoadRules(path)
+		if err != nil {
+			return nil, fmt.Errorf("--rules: %w", err)
+		}
+		rules = append(rules, r...)
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("no rules: give --rules FILE or a --profile other than none")
+	}
+	return rules, nil
+}
+
+func writeJUnit(path string, rep *check.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	if err := rep.WriteJUnit(f, time.Now()); err != nil {
+		f.Close()
+		return fmt.Errorf("--junit %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--junit %s: %w", path, err)
+	}
+	return nil
+}

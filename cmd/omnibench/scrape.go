@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/scrape"
+)
+
+// scrapeOptions holds the flags of `omnibench scrape`.
+type scrapeOptions struct {
+	output  string
+	accept  string
+	timeout time.Duration
+	raw     bool
+}
+
+func newScrapeCmd() *cobra.Command {
+	o := scrapeOptions{}
+	cmd := &cobra.Command{
+		Use:   "scrape URL",
+		Short: "Save one scrape of a /metrics endpoint as a snapshot file",
+		Long: `scrape fetches a Prometheus endpoint once and writes a snapshot: a header
+line "# omnibench-snapshot {...}" (URL, Content-Type, fetch time) followed by
+the body exactly as received. For the text format the header is a comment, so
+the file is still a valid exposition; for OpenMetrics and protobuf, drop the
+first line to get the original body. "omnibench diff" and "omnibench check"
+read snapshots (and plain exposition files).
+
+The Accept header asks for protobuf, then OpenMetrics, then text, as a
+Prometheus server does; --accept forces one format. The body is checked
+before it is saved: an HTML page, a JSON document or a malformed exposition
+is an error naming the URL and the line.
+
+Exit status: 0 saved, 2 the endpoint could not be scraped or returned no
+valid exposition.`,
+		Example: `  omnibench scrape http://localhost:8000/metrics -o before.prom
+  omnibench scrape http://localhost:8000/metrics --accept text --raw > metrics.txt`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				return withExitCode(2, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScrape(cmd, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "", "snapshot file to write (default: stdout)")
+	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the scrape after this long")
+	f.BoolVar(&o.raw, "raw", false, "write the body only, without the snapshot header line")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	_ = cmd.RegisterFlagCompletionFunc("accept", cobra.FixedCompletions(acceptValues(), cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func acceptValues() []string { return []string{"auto", "proto", "openmetrics", "text"} }
+
+func runScrape(cmd *cobra.Command, o scrapeOptions, url string) error {
+	accept, err := scrape.ParseAccept(o.accept)
+	if err != nil {
+		return withExitCode(2, fmt.Errorf("--accept: %w", err))
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	defer cancel()
+	snap, err := scrape.Fetch(ctx, url, accept)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	fs, err := snap.Families()
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	write := func(w io.Writer) error {
+		if o.raw {
+			_, err := w.Write(snap.Body)
+			return err
+		}
+		_, err := snap.WriteTo(w)
+		return err
+	}
+	if o.output == "" {
+		return write(cmd.OutOrStdout())
+	}
+	if o.raw {
+		if err := os.WriteFile(o.output, snap.Body, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", o.output, err)
+		}
+	} else if err := snap.WriteFile(o.output); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "saved %d families (%s) from %s to %s\n", len(fs), snap.ContentType, snap.URL, o.output)
+	return nil
+}
+
+// diffOptions holds the flags of `omnibench diff`.
+type diffOptions struct {
+	format  string
+	all     bool
+	buckets bool
+	accept  string
+	timeout time.Duration
+}
+
+func newDiffCmd() *cobra.Command {
+	o := diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff BEFORE AFTER",
+		Short: "Show what changed between two scrapes (snapshot files or URLs)",
+		Long: `diff compares two scrapes of the same server, each a snapshot file written by
+"omnibench scrape", a plain exposition file, or a URL scraped now.
+
+Counters show their increase, histograms the observations made in between
+(count, sum, mean and p50/p90/p99 estimated from the bucket increases as
+Prometheus histogram_quantile does), gauges both values. A counter or
+histogram that went down means the server restarted: it is flagged and its
+increase is the after value, as Prometheus increase() assumes. Families are
+matched across the two vLLM-Omni prefixes (vllm_omni:X is vllm:omni_X), and
+Python "_created" companion families are left out.
+
+Only changed series are shown unless --all is given.
+
+Exit status: 0 printed, 2 a scrape could not be read.`,
+		Example: `  omnibench diff before.prom after.prom
+  omnibench diff before.prom http://localhost:8000/metrics --format markdown
+  omnibench diff before.prom after.prom --format json --all`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(2)(cmd, args); err != nil {
+				return withExitCode(2, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd, o, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown or json")
+	f.BoolVar(&o.all, "all", false, "show every series, not only those that changed")
+	f.BoolVar(&o.buckets, "buckets", false, "add a table of per-bucket increases")
+	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for when an argument is a URL: auto, proto, openmetrics or text")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a URL scrape after this long")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffFormats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("accept", cobra.FixedCompletions(acceptValues(), cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func diffFormats() []string {
+	return []string{report.FormatTable, report.FormatMarkdown, report.FormatJSON}
+}
+
+func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
+	if err := report.CheckFormat(o.format, diffFormats()...); err != nil {
+		return withExitCode(2, err)
+	}
+	accept, err := scrape.ParseAccept(o.accept)
+	if err != nil {
+		return withExitCode(2, fmt.Errorf("--accept: %w", err))
+	}
+	b, err := loadScrape(cmd.Context(), before, accept, o.timeout)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	a, err := loadScrape(cmd.Context(), after, accept, o.timeout)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	d := scrape.Diff(b, a)
+	opts := scrape.TableOptions{All: o.all, Buckets: o.buckets}
+	if o.format == report.FormatJSON {
+		return d.WriteJSON(cmd.OutOrStdout(), opts)
+	}
+	return report.Render(cmd.OutOrStdout(), o.format, d.Tables(opts)...)
+}
+
+// loadScrape reads one scrape: a URL (http:// or https://) is fetched now,
+// anything else is a snapshot or exposition file.
+func loadScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (scrape.Families, error) {
+	var (
+		snap *scrape.Snapshot
+		err  error
+	)
+	if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		snap, err = scrape.Fetch(fctx, arg, accept)
+	} else {
+		snap, err = scrape.ReadSnapshot(arg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return snap.Families()
+}

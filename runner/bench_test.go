@@ -1,0 +1,351 @@
+//go:build linux
+
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/omnibench/omnibench/client"
+	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/scenarios"
+	"github.com/omnibench/omnibench/simulator"
+)
+
+// The 1000-stream benchmark's workload: the issue's "typical 80 ms chunk",
+// generated at real time (RTF 1), 3 s of audio per stream, so every stream
+// lasts a little over 3 s and all 1000 overlap for almost all of it.
+const (
+	benchStreams  = 1000
+	benchDeadline = 2 * time.Minute // bounds one whole run of 1000 streams
+	benchScenario = "chat-voice"    // the default workload: chat, text and WAV audio
+)
+
+// benchTiming is the simulator timing of the benchmark. The serve flags in
+// serveFlags must say the same.
+func benchTiming() simulator.Timing {
+	return simulator.Timing{
+		TTFT:         20 * time.Millisecond,
+		WordInterval: 20 * time.Millisecond,
+		TTFA:         50 * time.Millisecond,
+		ChunkAudio:   80 * time.Millisecond,
+		RTF:          1,
+		Jitter:       0.1,
+		Stall:        500 * time.Millisecond,
+		AudioPerChar: 50 * time.Millisecond,
+		MinAudio:     3 * time.Second,
+		MaxAudio:     3 * time.Second,
+	}
+}
+
+// serveFlags are the `omnibench serve` flags of benchTiming (stamps are on
+// by default in serve).
+func serveFlags() []string {
+	t := benchTiming()
+	d := func(v time.Duration) string { return v.String() }
+	return []string{
+		"serve", "--addr", "127.0.0.1:0", "--seed", "1", "--log-stats",
+		"--ttft", d(t.TTFT), "--word-interval", d(t.WordInterval), "--ttfa", d(t.TTFA),
+		"--chunk-audio", d(t.ChunkAudio), "--rtf", fmt.Sprint(t.RTF), "--jitter", fmt.Sprint(t.Jitter),
+		"--stall", d(t.Stall), "--audio-per-char", d(t.AudioPerChar),
+		"--min-audio", d(t.MinAudio), "--max-audio", d(t.MaxAudio),
+	}
+}
+
+// BenchmarkConcurrentStreams1000 is the issue's scale proof: the client
+// (through runner.Run, exactly as `omnibench run` drives it) sustains 1000
+// concurrent streaming chat requests, one stream per worker of a closed loop
+// of concurrency 1000, against the simulator with 80 ms audio chunks at real
+// time and send stamps on.
+//
+//   - sim=in-process: runner.Run starts the embedded simulator, so server
+//     and client share one process and one Go scheduler (the `omnibench run`
+//     default without --url). It also shows one simulator instance serving
+//     1000 concurrent streams.
+//   - sim=subprocess: the simulator runs as a separate `omnibench serve`
+//     process built for the benchmark, so the client's timestamping is not
+//     disturbed by the server's goroutines. This is the fairer measurement of
+//     the client.
+//
+// One iteration is one run of 1000 streams (use -benchtime=1x and -count).
+// Reported per run: streams completed without error, failed streams, wall
+// time of the load phase, audio events per second, the send-stamp delay
+// (server write to client parse, the timestamping delay) at p50/p99/max over
+// every event, TTFP p50/p99, the share of streams that played without an
+// underrun over 100 ms, and CPU used by this process (and by the server
+// process, in the subprocess variant) in cores.
+func BenchmarkConcurrentStreams1000(b *testing.B) {
+	ensureFiles(b, 2*benchStreams+256) // client and server end of every connection, plus slack
+	b.Run("sim=in-process", func(b *testing.B) {
+		cfg := simulator.Config{Addr: "127.0.0.1:0", Seed: 1, Timing: benchTiming(), StatsEnabled: true, Stamp: true}
+		benchRuns(b, runner.Config{Simulator: cfg}, nil)
+	})
+	b.Run("sim=subprocess", func(b *testing.B) {
+		srv := startServe(b)
+		benchRuns(b, runner.Config{Target: srv.url}, srv)
+	})
+}
+
+// benchRuns performs one 1000-stream run per benchmark iteration and reports
+// the aggregated metrics.
+func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
+	sc, err := scenarios.Get(benchScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := sc.Workload()
+	if err != nil {
+		b.Fatal(err)
+	}
+	base.Workload = wl
+	base.Scenario = benchScenario
+	base.Seed = 1
+	base.Load = load.Config{Concurrency: benchStreams, Requests: benchStreams}
+	base.Client = client.Options{MaxConns: benchStreams, Timeout: time.Minute, IdleTimeout: 30 * time.Second}
+	// Scrapes happen outside the load phase and would only add noise to the
+	// CPU figures; the server still records its metrics (stats on).
+	base.Scrape = runner.ScrapeOff
+
+	var (
+		runs, ok, failed, events, continuous int
+		wall, cpu, srvCPU                    time.Duration
+		stamps, ttfp                         []float64
+		firstErr                             string
+	)
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
+		cpu0 := processCPU()
+		srv0 := srv.cpu()
+		out, err := runner.Run(ctx, base)
+		cpu += processCPU() - cpu0
+		srvCPU += srv.cpu() - srv0
+		cancel()
+		if err != nil {
+			b.Fatalf("run %d: %v", runs+1, err)
+		}
+		runs++
+		wall += out.Load.Elapsed
+		for i := range out.Records {
+			r := &out.Records[i]
+			if !r.OK() {
+				failed++
+				if firstErr == "" {
+					firstErr = r.ErrorClass + ": " + r.Error
+				}
+				continue
+			}
+			ok++
+			events += len(r.ChunkArrivalsS)
+			stamps = append(stamps, r.StampDelaysS...)
+			if r.HasAudio() {
+				ttfp = append(ttfp, r.TTFPS)
+			}
+			if r.Continuity != nil && r.Continuity.OK["100"] {
+				continuous++
+			}
+		}
+	}
+	if failed > 0 {
+		b.Logf("%d of %d streams failed; first: %s", failed, runs*benchStreams, firstErr)
+	}
+	slices.Sort(stamps)
+	slices.Sort(ttfp)
+	n := float64(runs)
+	b.ReportMetric(float64(ok)/n, "streams/run")
+	b.ReportMetric(float64(failed)/n, "errors/run")
+	b.ReportMetric(wall.Seconds()/n, "wall-s/run")
+	b.ReportMetric(float64(events)/wall.Seconds(), "audio-events/s")
+	b.ReportMetric(1000*quantile(stamps, 0.5), "p50-stamp-ms")
+	b.ReportMetric(1000*quantile(stamps, 0.99), "p99-stamp-ms")
+	b.ReportMetric(1000*quantile(stamps, 1), "max-stamp-ms")
+	b.ReportMetric(1000*quantile(ttfp, 0.5), "p50-ttfp-ms")
+	b.ReportMetric(1000*quantile(ttfp, 0.99), "p99-ttfp-ms")
+	b.ReportMetric(100*float64(continuous)/float64(max(ok, 1)), "continuous-%")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-cores")
+	if srv != nil {
+		b.ReportMetric(srvCPU.Seconds()/wall.Seconds(), "server-cpu-cores")
+	}
+	b.ReportMetric(0, "ns/op") // a run is a fixed workload; its wall time is reported above
+}
+
+// quantile is the nearest-rank q-quantile of sorted values (0 when empty).
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// processCPU is the user and system CPU time this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ensureFiles raises the soft open-file limit to at least n (up to the hard
+// limit) and skips the benchmark when that is not enough. Go programs
+// already raise it to the hard limit at start-up; this check makes a low hard
+// limit a clear skip instead of dial errors.
+func ensureFiles(b *testing.B, n uint64) {
+	b.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		b.Fatalf("reading the open-file limit: %v", err)
+	}
+	if lim.Cur >= n {
+		return
+	}
+	lim.Cur = min(n, lim.Max)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		b.Fatalf("raising the open-file limit to %d: %v", lim.Cur, err)
+	}
+	if lim.Cur < n {
+		b.Skipf("open-file limit %d (hard limit) is below the %d this benchmark needs; raise it with ulimit -Hn", lim.Cur, n)
+	}
+}
+
+// serveProcess is a running `omnibench serve` child process.
+type serveProcess struct {
+	url string
+	pid int
+}
+
+// startServe builds the omnibench binary and starts `omnibench serve` with
+// the benchmark's timing on a free loopback port. The process is stopped
+// (interrupt, then kill) when the benchmark ends.
+func startServe(b *testing.B) *serveProcess {
+	b.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		b.Skipf("the subprocess variant builds omnibench and needs the go command: %v", err)
+	}
+	bin := filepath.Join(b.TempDir(), "omnibench")
+	bctx, bcancel := context.WithTimeout(b.Context(), 5*time.Minute)
+	defer bcancel()
+	build := exec.CommandContext(bctx, goBin, "build", "-o", bin, "github.com/omnibench/omnibench/cmd/omnibench")
+	if msg, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building omnibench: %v\n%s", err, msg)
+	}
+
+	cmd := exec.Command(bin, serveFlags()...)
+	// The server must not outlive a benchmark binary that is killed (for
+	// example by -timeout) before its cleanups run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	logw := &serveLog{url: make(chan string, 1)}
+	cmd.Stderr = logw
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("starting %s serve: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case u := <-logw.url:
+		b.Cleanup(stop)
+		if !strings.HasPrefix(u, "http://127.0.0.1:") {
+			b.Fatalf("omnibench serve listens on %s, want 127.0.0.1", u)
+		}
+		return &serveProcess{url: u, pid: cmd.Process.Pid}
+	case err := <-exited:
+		b.Fatalf("omnibench serve exited before listening: %v\n%s", err, logw.text())
+	case <-t.C:
+		stop()
+		b.Fatalf("omnibench serve did not report its address within 30s\n%s", logw.text())
+	}
+	return nil
+}
+
+// serveLog keeps the child's stderr and reports the URL from its
+// "listening on" line.
+type serveLog struct {
+	mu   sync.Mutex
+	buf  []byte
+	sent bool
+	url  chan string // receives the URL once
+}
+
+func (l *serveLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if !l.sent {
+		const marker = "omnibench serve: listening on "
+		if _, rest, found := strings.Cut(string(l.buf), marker); found {
+			if u, _, complete := strings.Cut(rest, "\n"); complete {
+				l.url <- strings.TrimSpace(u)
+				l.sent = true
+			}
+		}
+	}
+	if len(l.buf) > 64<<10 { // keep the start, which explains a failed start-up
+		l.buf = l.buf[:64<<10]
+	}
+	return len(p), nil
+}
+
+func (l *serveLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf)
+}
+
+// cpu is the user and system CPU time the server process has used so far,
+// from /proc (0 for a nil process or when /proc cannot be read).
+func (p *serveProcess) cpu() time.Duration {
+	if p == nil {
+		return 0
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name: state is field 3,
+	// utime and stime are fields 14 and 15, in clock ticks.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	if _, err := fmt.Sscan(f[11], &utime); err != nil {
+		return 0
+	}
+	if _, err := fmt.Sscan(f[12], &stime); err != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100

@@ -1,0 +1,17 @@
+// Package scrape fetches, parses, stores and compares Prometheus expositions
+// of a vLLM-Omni (or any) server's /metrics endpoint.
+//
+// The package is the single place where exposition formats are understood:
+// Fetch negotiates protobuf, OpenMetrics or text like a Prometheus server
+// does; Parse decodes any of them (and the Python and Go client dialects of
+// the text format) into Families, keyed by a canonical family name so that
+// the two vLLM-Omni prefixes (`vllm_omni:X` and `vllm:omni_X`) are one
+// family; Snapshot keeps the raw bytes of one scrape on disk; Diff turns two
+// scrapes into per-series deltas with restart (counter reset) detection; and
+// HistogramQuantile estimates quantiles from bucket deltas exactly as
+// Prometheus' histogram_quantile does.
+//
+// Comparisons are always made on parsed values, never on text: `1.0` and `1`,
+// `le="1024.0"` and `le="1024"`, any label order and either order of `_sum`
+// and `_count` are the same data.
+package scrape

@@ -1,0 +1,182 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// goRegistry records the data of testdata/go.prom through client_golang.
+func goRegistry(t *testing.T) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	mn := prometheus.Labels{"model_name": modelName}
+	stage := prometheus.Labels{"model_name": modelName, "stage": "2", "replica": "0"}
+	help := func(name string) string {
+		return map[string]string{
+			"running":    "Number of requests currently running across all stages.",
+			"waiting":    "Number of requests waiting to be scheduled.",
+			"success":    "Count of finished requests by finish reason.",
+			"e2e":        "End-to-end request latency in seconds.",
+			"ttfp":       "Time from request arrival to the first audio packet.",
+			"frames":     "Cumulative audio frames generated.",
+			"continuity": "Requests whose worst underrun stayed within threshold_ms.",
+			"size":       "Per-transfer payload size in bytes.",
+			"image":      "Images generated (a family omnibench does not know).",
+		}[name]
+	}
+	running := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:omni_num_requests_running", Help: help("running")}, []string{"model_name"})
+	waiting := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:omni_num_requests_waiting", Help: help("waiting")}, []string{"model_name"})
+	success := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:omni_requests_success_total", Help: help("success")}, []string{"model_name", "finished_reason"})
+	e2e := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vllm:omni_e2e_request_latency_s", Help: help("e2e"),
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300}}, []string{"model_name"})
+	ttfp := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vllm:omni_audio_ttfp_s", Help: help("ttfp"),
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300}}, []string{"model_name", "stage", "replica"})
+	frames := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:omni_audio_frames_total", Help: help("frames")}, []string{"model_name", "stage", "replica"})
+	cont := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:omni_audio_continuity_ok_total", Help: help("continuity")}, []string{"model_name", "stage", "replica", "threshold_ms"})
+	size := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vllm:omni_transfer_size_bytes", Help: help("size"),
+		Buckets: []float64{1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456}},
+		[]string{"model_name", "from_stage", "from_replica", "to_stage", "to_replica"})
+	image := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:omni_image_generated_total", Help: help("image")}, []string{"model_name"})
+	reg.MustRegister(running, waiting, success, e2e, ttfp, frames, cont, size, image)
+
+	running.With(mn).Set(1)
+	waiting.With(mn).Set(0)
+	success.WithLabelValues(modelName, "stop").Add(3)
+	success.WithLabelValues(modelName, "length").Add(1)
+	// The observations behind the buckets of go.prom.
+	for _, v := range []float64{0.3, 0.8, 1.5, 4.0} {
+		e2e.With(mn).Observe(v)
+	}
+	for _, v := range []float64{0.12, 0.2, 0.6} {
+		ttfp.With(stage).Observe(v)
+	}
+	frames.With(stage).Add(96000)
+	cont.With(prometheus.Labels{"model_name": modelName, "stage": "2", "replica": "0", "threshold_ms": "100"}).Add(2)
+	edge := prometheus.Labels{"model_name": modelName, "from_stage": "0", "from_replica": "0", "to_stage": "1", "to_replica": "0"}
+	size.With(edge).Observe(2000)
+	size.With(edge).Observe(70000)
+	image.With(mn).Add(0)
+	return reg
+}
+
+// roundSums rounds histogram sums to 1e-9: float addition
+// in the registry and the decimal in go.prom may differ in the last bit.
+func roundSums(fs Families) Families {
+	for _, f := range fs {
+		for _, s := range f.Series {
+			if s.Histogram != nil {
+				s.Histogram.Sum = float64(int64(s.Histogram.Sum*1e9+0.5)) / 1e9
+			}
+		}
+	}
+	return fs
+}
+
+func TestFetchNegotiation(t *testing.T) {
+	var served []string
+	inner := promhttp.HandlerFor(goRegistry(t), promhttp.HandlerOpts{EnableOpenMetrics: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(w, r)
+		served = append(served, w.Header().Get("Content-Type"))
+	}))
+	defer srv.Close()
+	want := data(roundSums(mustParse(t, ctText, readTestdata(t, "go.prom"))), false)
+
+	cases := []struct {
+		accept Accept
+		ct     string // media type the server picked
+	}{
+		{AcceptAuto, "application/vnd.google.protobuf"},
+		{AcceptProto, "application/vnd.google.protobuf"},
+		{AcceptOpenMetrics, "application/openmetrics-text"},
+		{AcceptText, "text/plain"},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range cases {
+		snap, err := Fetch(ctx, srv.URL+"/metrics", c.accept)
+		if err != nil {
+			t.Fatalf("Fetch(%v): %v", c.accept, err)
+		}
+		if !strings.HasPrefix(snap.ContentType, c.ct) {
+			t.Errorf("Fetch(%v): Content-Type %q, want %s", c.accept, snap.ContentType, c.ct)
+		}
+		if snap.URL != srv.URL+"/metrics" || snap.FetchedAt.IsZero() {
+			t.Errorf("snapshot meta = %q %v", snap.URL, snap.FetchedAt)
+		}
+		fs, err := snap.Families()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := data(roundSums(fs), false); !reflect.DeepEqual(got, want) {
+			t.Errorf("Fetch(%v) parsed to other data than go.prom:\n got: %+v\nwant: %+v", c.accept, got, want)
+		}
+	}
+}
+
+func TestFetchErrors(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/down", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "engine is starting", http.StatusServiceUnavailable)
+	})
+	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!doctype html><title>Sign in</title>"))
+	})
+	mux.HandleFunc("/bad", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE x counter\nx 1\nx{a=\"b\" 2\n"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	_, err := Fetch(ctx, srv.URL+"/down", AcceptAuto)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 503 || !strings.Contains(err.Error(), "engine is starting") || !strings.Contains(err.Error(), srv.URL+"/down") {
+		t.Errorf("503: %v", err)
+	}
+
+	_, err = Fetch(ctx, srv.URL+"/login", AcceptAuto)
+	if want := srv.URL + "/login returned text/html (an HTML page), not a Prometheus exposition"; err == nil || err.Error() != want {
+		t.Errorf("HTML: %v, want %q", err, want)
+	}
+
+	_, err = Fetch(ctx, srv.URL+"/bad", AcceptAuto)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 3 || pe.Source != srv.URL+"/bad" || !strings.Contains(err.Error(), srv.URL+"/bad: text format, line 3:") {
+		t.Errorf("malformed: %v", err)
+	}
+
+	// A password in the URL never reaches an error message.
+	secretURL := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/down"
+	_, err = Fetch(ctx, secretURL, AcceptAuto)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("password leaked: %v", err)
+	}
+	_, err = Fetch(ctx, "http://user:s3cret@127.0.0.1:1/metrics", AcceptAuto)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("password leaked on connect error: %v", err)
+	}
+}
+
+func TestParseAccept(t *testing.T) {
+	for in, want := range map[string]Accept{"": AcceptAuto, "auto": AcceptAuto, "proto": AcceptProto, "openmetrics": AcceptOpenMetrics, "TEXT": AcceptText} {
+		if got, err := ParseAccept(in); err != nil || got != want {
+			t.Errorf("ParseAccept(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseAccept("xml"); err == nil {
+		t.Error("ParseAccept(xml) accepted")
+	}
+}
