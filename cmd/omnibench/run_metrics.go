@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/omnibench/omnibench/exporter"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/scenarios"
+)
+
+// pushTimeout bounds the push at the end of a run.
+const pushTimeout = 30 * time.Second
+
+// metricsOptions are the exporter flags of `omnibench run`.
+type metricsOptions struct {
+	addr       string
+	linger     time.Duration
+	out        string
+	push       string
+	pushJob    string
+	pushLabels []string
+}
+
+func (o *metricsOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.addr, "metrics-addr", "", "serve the client-side metrics (omnibench:*) at http://ADDR/metrics during the run, e.g. 127.0.0.1:9464")
+	f.DurationVar(&o.linger, "metrics-linger", 15*time.Second, "with --metrics-addr: keep serving this long after the run so the last scrape sees the final values (Ctrl-C ends it early)")
+	f.StringVar(&o.out, "metrics-out", "", "write the final client-side metrics to this file (Prometheus text format, atomically; for node_exporter's textfile collector)")
+	f.StringVar(&o.push, "push", "", "push the final client-side metrics to this Pushgateway URL (e.g. http://127.0.0.1:9091); a failure exits 1 after the results are written")
+	f.StringVar(&o.pushJob, "push-job", exporter.DefaultPushJob, "with --push: the job name of the pushed group")
+	f.StringArrayVar(&o.pushLabels, "push-label", nil, "with --push: grouping label name=value (repeatable)")
+}
+
+// enabled reports whether any exporter output was asked for.
+func (o *metricsOptions) enabled() bool { return o.addr != "" || o.out != "" || o.push != "" }
+
+// newExporter builds the exporter for the run planned in cfg from sc and
+// hooks it into cfg; nil when no exporter flag was given. It checks the push
+// labels before the run, so a typo does not cost a whole run.
+func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario) (*exporter.Exporter, map[string]string, error) {
+	if !o.enabled() {
+		return nil, nil, nil
+	}
+	grouping, err := exporter.ParsePushLabels(o.pushLabels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--push-label: %w", err)
+	}
+	model := sc.Model
+	if model == "" && cfg.Target == "" {
+		model = cfg.Simulator.Model // the embedded simulator serves this one
+	}
+	exp, err := exporter.New(exporter.Options{
+		ModelName:      model,
+		Endpoint:       sc.EndpointPath(),
+		Scenario:       sc.Name,
+		Thresholds:     cfg.Summary.Thresholds,
+		ContinuityMode: cfg.Client.ContinuityMode,
+		FromIntended:   cfg.Load.Open(), // as the report measures latency
+		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.OnStart, cfg.OnRecord, cfg.OnDrop = exp.OnStart, exp.OnRecord, exp.OnDrop
+	return exp, grouping, nil
+}
+
+// listen starts the metrics server when --metrics-addr is set (nil otherwise).
+func (o *metricsOptions) listen(ctx context.Context, exp *exporter.Exporter, log io.Writer) (*exporter.Server, error) {
+	if o.addr == "" {
+		return nil, nil
+	}
+	srv, err := exporter.Listen(ctx, o.addr, exp.Handler())
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	fmt.Fprintf(log, "omnibench: serving client metrics at %s\n", srv.URL())
+	return srv, nil
+}
+
+// finish writes --metrics-out, pushes to --push and lingers on
+// --metrics-addr, in that order, after the results and the report are out.
+// Each output is attempted even when an earlier one failed; the errors are
+// reported on log and returned joined. An interrupted run still writes and
+// pushes what it gathered, but does not linger.
+func (o *metricsOptions) finish(ctx context.Context, exp *exporter.Exporter, grouping map[string]string,
+	srv *exporter.Server, interrupted bool, log io.Writer) error {
+	if exp == nil {
+		return nil
+	}
+	var errs []error
+	if o.out != "" {
+		if err := exp.WriteFile(o.out); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-out: %w", err))
+		}
+	}
+	if o.push != "" {
+		// Detached from an interrupt: the results are already written and a
+		// partial run is still worth pushing, within a bound.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
+		err := exp.Push(pctx, exporter.PushConfig{URL: o.push, Job: o.pushJob, Grouping: grouping})
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--push: %w", err))
+		}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(log, "omnibench: %v (the results were written)\n", err)
+	}
+	if srv != nil && !interrupted && o.linger > 0 {
+		fmt.Fprintf(log, "omnibench: serving the final metrics at %s for %v (Ctrl-C to stop)\n", srv.URL(), o.linger)
+		if err := srv.Linger(ctx, o.linger); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("--metrics-addr: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// redactedURL hides the password of a URL given as a flag value (a bare
+// host:port counts as http, as --push reads it).
+func redactedURL(s string) string {
+	full := s
+	if !strings.Contains(full, "://") {
+		full = "http://" + full
+	}
+	u, err := url.Parse(full)
+	switch {
+	case err != nil:
+		return "[redacted]" // unparsable: it may still hold a secret
+	case u.User == nil:
+		return s
+	}
+	return u.Redacted()
+}

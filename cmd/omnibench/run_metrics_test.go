@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// fakeGateway records what is pushed to it and answers with status.
+type fakeGateway struct {
+	status int
+	mu     sync.Mutex
+	paths  []string
+	bodies [][]byte
+}
+
+func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	g.mu.Lock()
+	g.paths = append(g.paths, r.Method+" "+r.URL.Path)
+	g.bodies = append(g.bodies, body)
+	g.mu.Unlock()
+	w.WriteHeader(g.status)
+}
+
+// runRunCmd runs `omnibench run` with args and returns stdout, stderr and
+// the command's error.
+func runRunCmd(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRunCmd()
+	var out, errb bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+func TestRunExportsMetrics(t *testing.T) {
+	gw := &fakeGateway{status: http.StatusOK}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	dir := t.TempDir()
+	prom := filepath.Join(dir, "omnibench.prom")
+	results := filepath.Join(dir, "run.jsonl")
+	pushURL := strings.Replace(srv.URL, "http://", "http://ci:hunter2@", 1)
+	stdout, stderr, err := runRunCmd(t, "-n", "4", "-c", "4", "--warmup", "0", "--scrape", "off", "--format", "json",
+		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "0",
+		"--metrics-out", prom, "--out", results,
+		"--push", pushURL, "--push-job", "bench", "--push-label", "run=7")
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "{") {
+		t.Errorf("no report on stdout: %q", stdout)
+	}
+	if !strings.Contains(stderr, "serving client metrics at http://127.0.0.1:") {
+		t.Errorf("stderr does not say where the metrics are served:\n%s", stderr)
+	}
+
+	f, err := os.Open(prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s: %v", prom, err)
+	}
+	var finished float64
+	for _, m := range fams["omnibench:requests_success_total"].GetMetric() {
+		finished += m.GetCounter().GetValue()
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["scenario"] != "chat-voice" || labels["endpoint"] != "/v1/chat/completions" || labels["model_name"] == "" {
+			t.Errorf("series labels %v lack the run identity", labels)
+		}
+	}
+	if finished != 4 {
+		t.Errorf("%s: requests_success_total sums to %v, want 4", prom, finished)
+	}
+
+	if len(gw.paths) != 1 || gw.paths[0] != "PUT /metrics/job/bench/run/7" || !bytes.Contains(gw.bodies[0], []byte("omnibench:requests_success_total")) {
+		t.Errorf("pushes %v, want one PUT to /metrics/job/bench/run/7 carrying the series", gw.paths)
+	}
+	data, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("hunter2")) {
+		t.Errorf("%s holds the push URL's password", results)
+	}
+}
+
+func TestRunPushFailureKeepsResults(t *testing.T) {
+	gw := &fakeGateway{status: http.StatusInternalServerError}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	prom := filepath.Join(t.TempDir(), "omnibench.prom")
+	stdout, stderr, err := runRunCmd(t, "-n", "2", "-c", "2", "--warmup", "0", "--scrape", "off", "--format", "json",
+		"--metrics-out", prom, "--push", srv.URL)
+	if err == nil || !strings.Contains(err.Error(), "--push") {
+		t.Errorf("a failed push returned %v, want an error naming --push", err)
+	}
+	if !strings.Contains(stderr, "the results were written") {
+		t.Errorf("stderr does not reassure about the results:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "{") {
+		t.Errorf("no report on stdout after a failed push: %q", stdout)
+	}
+	if _, err := os.Stat(prom); err != nil {
+		t.Errorf("--metrics-out not written after a failed push: %v", err)
+	}
+}
+
+func TestRunRejectsBadPushLabel(t *testing.T) {
+	_, _, err := runRunCmd(t, "-n", "1", "--push", "http://127.0.0.1:1", "--push-label", "model_name=x")
+	if err == nil || !strings.Contains(err.Error(), "--push-label") {
+		t.Errorf("a reserved push label gave %v, want an error naming --push-label before the run", err)
+	}
+}
+
+func TestRedactedURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://gw:9091":           "http://gw:9091",
+		"http://u:secret@gw:9091":  "http://u:xxxxx@gw:9091",
+		"u:secret@gw:9091":         "http://u:xxxxx@gw:9091",
+		"http://u:sec ret@gw:9091": "[redacted]",
+	} {
+		if got := redactedURL(in); got != want {
+			t.Errorf("redactedURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

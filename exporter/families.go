@@ -1,0 +1,71 @@
+package exporter
+
+import (
+	"github.com/omnibench/omnibench/omnimetrics"
+)
+
+// Label names the exporter adds. The constant labels identify the run; class
+// is the one variable label of the load-generator families.
+const (
+	LabelEndpoint = "endpoint" // constant: the request path, e.g. /v1/chat/completions
+	LabelScenario = "scenario" // constant: the scenario name
+	LabelClass    = "class"    // errors_total: a results error class
+)
+
+// classOther is the class of an error whose class is not one of
+// results.ErrorClasses, so a misbehaving client cannot grow the label set.
+const classOther = "other"
+
+// loadFamily indexes the load-generator table.
+type loadFamily int
+
+const (
+	famScheduled loadFamily = iota
+	famStarted
+	famDropped
+	famWarmup
+	famLag
+	famErrors
+	famStalls
+	famStalled
+	famStallTime
+	numLoadFamilies
+)
+
+// loadTable is the single definition of the load generator's health
+// families (names without the prefix). They follow Prometheus naming (base
+// unit "seconds"), unlike the design's "_s" families, which keep their
+// names for compatibility with the server.
+func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
+	model := []string{omnimetrics.LabelModelName}
+	return [numLoadFamilies]omnimetrics.FamilySpec{
+		famScheduled: {Name: "arrivals_scheduled_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Measured arrivals that came due: started plus dropped"},
+		famStarted: {Name: "arrivals_started_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Measured arrivals whose request was sent"},
+		famDropped: {Name: "arrivals_dropped_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Open-loop arrivals dropped because --max-inflight requests were running"},
+		famWarmup: {Name: "warmup_requests_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Warm-up requests sent; they are left out of every other family but num_requests_running"},
+		famLag: {Name: "schedule_lag_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "How late each measured request started relative to its schedule (0 in a closed loop)"},
+		famErrors: {Name: "errors_total", Type: omnimetrics.TypeCounter,
+			Labels: []string{omnimetrics.LabelModelName, LabelClass},
+			Help:   "Failed measured requests by error class (connect, http_status, stream_error, idle_timeout, timeout, malformed, truncated, cancelled)"},
+		famStalls: {Name: "stall_resume_stalls_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Playback stalls of the stall-and-resume player (pauses when the buffer runs dry, resumes on the next chunk)"},
+		famStalled: {Name: "stall_resume_stalled_requests_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Responses during which the stall-and-resume player stalled at least once"},
+		famStallTime: {Name: "stall_resume_stall_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "Total stall time of the stall-and-resume player per response"},
+	}
+}
+
+// Families returns the load-generator families the exporter adds to the
+// core's (names without the prefix). The result is a fresh copy.
+func Families() []omnimetrics.FamilySpec {
+	t := loadTable()
+	return t[:]
+}
