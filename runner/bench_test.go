@@ -5,6 +5,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,14 +18,15 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/simulator"
 )
 
 // The 1000-stream benchmark's workload: the "typical 80 ms chunk",
-// generated at real time (RTF 1), 3 s of audio per stream, so every stream
-// lasts a little over 3 s and all 1000 overlap for almost all of it.
+// generated at real time (RTF 1), 5 s of audio per stream (63 chunks), so
+// every stream lasts a little over 5 s and all 1000 overlap for most of it.
 const (
 	benchStreams  = 1000
 	benchDeadline = 2 * time.Minute // bounds one whole run of 1000 streams
@@ -43,8 +45,8 @@ func benchTiming() simulator.Timing {
 		Jitter:       0.1,
 		Stall:        500 * time.Millisecond,
 		AudioPerChar: 50 * time.Millisecond,
-		MinAudio:     3 * time.Second,
-		MaxAudio:     3 * time.Second,
+		MinAudio:     5 * time.Second,
+		MaxAudio:     5 * time.Second,
 	}
 }
 
@@ -117,15 +119,14 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 	base.Scrape = runner.ScrapeOff
 
 	var (
-		runs, ok, failed, events, continuous int
-		wall, cpu, srvCPU                    time.Duration
-		stamps, ttfp                         []float64
-		firstErr                             string
+		runs, ok, failed, audioEvents, stampEvents, continuous, unaligned int
+		wall, steadyWall, cpu, srvCPU                                     time.Duration
+		stamps, steady, ttfp                                              []float64
+		firstErr                                                          string
 	)
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
-		cpu0 := processCPU()
-		srv0 := srv.cpu()
+		cpu0, srv0 := processCPU(), srv.cpu()
 		out, err := runner.Run(ctx, base)
 		cpu += processCPU() - cpu0
 		srvCPU += srv.cpu() - srv0
@@ -135,6 +136,10 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 		}
 		runs++
 		wall += out.Load.Elapsed
+		from, to := steadyWindow(out.Records)
+		if to > from {
+			steadyWall += time.Duration((to - from) * float64(time.Second))
+		}
 		for i := range out.Records {
 			r := &out.Records[i]
 			if !r.OK() {
@@ -145,7 +150,8 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 				continue
 			}
 			ok++
-			events += len(r.ChunkArrivalsS)
+			audioEvents += len(r.ChunkArrivalsS)
+			stampEvents += len(r.StampDelaysS)
 			stamps = append(stamps, r.StampDelaysS...)
 			if r.HasAudio() {
 				ttfp = append(ttfp, r.TTFPS)
@@ -153,29 +159,98 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 			if r.Continuity != nil && r.Continuity.OK["100"] {
 				continuous++
 			}
+			at := chatEventTimes(r)
+			if at == nil {
+				unaligned++
+				continue
+			}
+			for k, t := range at {
+				if t >= from && t <= to {
+					steady = append(steady, r.StampDelaysS[k])
+				}
+			}
 		}
 	}
 	if failed > 0 {
 		b.Logf("%d of %d streams failed; first: %s", failed, runs*benchStreams, firstErr)
 	}
+	if unaligned > 0 {
+		b.Logf("%d streams left out of the steady-state stamps: their stamps did not match their events", unaligned)
+	}
 	slices.Sort(stamps)
+	slices.Sort(steady)
 	slices.Sort(ttfp)
 	n := float64(runs)
 	b.ReportMetric(float64(ok)/n, "streams/run")
 	b.ReportMetric(float64(failed)/n, "errors/run")
 	b.ReportMetric(wall.Seconds()/n, "wall-s/run")
-	b.ReportMetric(float64(events)/wall.Seconds(), "audio-events/s")
+	b.ReportMetric(float64(audioEvents)/wall.Seconds(), "audio-events/s")
 	b.ReportMetric(1000*quantile(stamps, 0.5), "p50-stamp-ms")
 	b.ReportMetric(1000*quantile(stamps, 0.99), "p99-stamp-ms")
 	b.ReportMetric(1000*quantile(stamps, 1), "max-stamp-ms")
+	b.ReportMetric(steadyWall.Seconds()/n, "steady-s/run")
+	b.ReportMetric(1000*quantile(steady, 0.5), "steady-p50-stamp-ms")
+	b.ReportMetric(1000*quantile(steady, 0.99), "steady-p99-stamp-ms")
 	b.ReportMetric(1000*quantile(ttfp, 0.5), "p50-ttfp-ms")
 	b.ReportMetric(1000*quantile(ttfp, 0.99), "p99-ttfp-ms")
 	b.ReportMetric(100*float64(continuous)/float64(max(ok, 1)), "continuous-%")
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-cores")
+	// Every stamped event (text, audio, role, usage, [DONE]) costs a read and
+	// a parse; this process's CPU per event (server included in-process).
+	b.ReportMetric(float64(cpu.Microseconds())/float64(max(stampEvents, 1)), "cpu-us/event")
 	if srv != nil {
 		b.ReportMetric(srvCPU.Seconds()/wall.Seconds(), "server-cpu-cores")
 	}
 	b.ReportMetric(0, "ns/op") // a run is a fixed workload; its wall time is reported above
+}
+
+// steadyWindow is the span of a run, in seconds from its start, in which
+// every stream was delivering audio: from the last stream's first audio
+// chunk to the first stream's last one. Stamps received in it measure the
+// client sustaining all streams at once, without the start-up burst of 1000
+// simultaneous connections (closed loop) and the tail.
+func steadyWindow(recs []results.Record) (from, to float64) {
+	from, to = math.Inf(-1), math.Inf(1)
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() || !r.HasAudio() {
+			continue
+		}
+		from = max(from, r.SentS+r.TTFPS)
+		to = min(to, r.SentS+r.LastAudioS)
+	}
+	return from, to
+}
+
+// chatEventTimes is the receive time of each stamped event of a streaming
+// chat record, in seconds from the start of the run, aligned with
+// StampDelaysS; nil when they do not line up. The simulator stamps every
+// event: the role chunk (taken at the first response byte), the text and
+// audio events (their recorded times, merged in time order), the usage
+// chunk and [DONE] (taken at the end of the response).
+func chatEventTimes(r *results.Record) []float64 {
+	text := make([]float64, 0, len(r.TextGapsS)+1)
+	if r.TTFTS > 0 {
+		t := r.TTFTS
+		text = append(text, t)
+		for _, g := range r.TextGapsS {
+			t += g
+			text = append(text, t)
+		}
+	}
+	mid := append(text, r.ChunkArrivalsS...)
+	slices.Sort(mid)
+	if len(r.StampDelaysS) != len(mid)+3 {
+		return nil
+	}
+	at := make([]float64, 0, len(mid)+3)
+	at = append(at, r.FirstByteS)
+	at = append(at, mid...)
+	at = append(at, r.E2ES, r.E2ES)
+	for k := range at {
+		at[k] += r.SentS
+	}
+	return at
 }
 
 // quantile is the nearest-rank q-quantile of sorted values (0 when empty).

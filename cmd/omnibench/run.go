@@ -22,6 +22,7 @@ import (
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -74,6 +75,9 @@ type runOptions struct {
 	simCapacity int
 	simStats    bool
 
+	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
+	outputs runOutputs
+
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
 }
@@ -89,13 +93,14 @@ playback continuity and, when the server exports /metrics, the server's own
 figures beside the client's.
 
 Without --url it starts the embedded vLLM-Omni simulator on a free loopback port.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd)
 		},
 	}
 	o.addFlags(cmd.Flags())
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
+	o.outputs.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -205,6 +210,26 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		return cfg, nil, err
 	}
 
+	for _, c := range []struct {
+		name string
+		bad  bool
+		want string
+	}{
+		{"concurrency", o.concurrency < 1, "at least 1"},
+		{"requests", o.requests < 0, "0 or more (0 = no count bound)"},
+		{"warmup", o.warmup < 0, "0 or more"},
+		{"duration", o.duration < 0, "0 or more"},
+		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
+		{"timeout", o.timeout < 0, "0 or more"},
+		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
+	} {
+		// sweep and capacity bind their own --concurrency (a level list);
+		// only a flag bound to these options is checked here.
+		if fl := f.Lookup(c.name); fl != nil && f.Changed(c.name) && fl.Value.Type() != "string" && c.bad {
+			return cfg, nil, fmt.Errorf("--%s %s: must be %s", c.name, fl.Value.String(), c.want)
+		}
+	}
+
 	lc := load.Config{
 		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
 		Rate:        o.rate,
@@ -263,6 +288,11 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			return cfg, nil, fmt.Errorf("--goodput: %w", err)
 		}
 	}
+	switch o.scrape {
+	case runner.ScrapeAuto, runner.ScrapeOn, runner.ScrapeOff:
+	default:
+		return cfg, nil, fmt.Errorf("--scrape: scrape mode %q (want auto, on or off)", o.scrape)
+	}
 	accept, err := scrape.ParseAccept(o.accept)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("--accept: %w", err)
@@ -279,6 +309,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	sim.Addr = "127.0.0.1:0"
 	sim.Capacity = o.simCapacity
 	sim.StatsEnabled = o.simStats
+	if sc.Model != "" {
+		// The embedded simulator serves whatever model the workload asks for.
+		sim.Model = sc.Model
+	}
 	sim.Seed = o.seed
 
 	cfg = runner.Config{
@@ -310,8 +344,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg, sc, err := o.plan(cmd.Flags())
 	if err != nil {
-		return err
+		return withExitCode(2, err)
 	}
+	slos, err := parseSLOs(sc, o.outputs.slos)
+	if err != nil {
+		return withExitCode(2, err)
+	}
+	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
 		return err
@@ -347,6 +386,13 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	rep := outcome.Report()
 	doc := outcome.Document()
+	var verdicts []slo.Result
+	if len(slos) > 0 {
+		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		if raw, err := json.Marshal(verdicts); err == nil {
+			doc.SLOs = raw
+		}
+	}
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
 			return fmt.Errorf("--summary: %w", err)
@@ -355,14 +401,20 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
 		return err
 	}
+	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
-	if runErr != nil {
+	switch {
+	case runErr != nil:
 		return runErr
+	case outErr != nil:
+		return outErr
+	case metricsErr != nil:
+		return metricsErr
 	}
-	return metricsErr
+	return sloMiss(verdicts)
 }
 
 func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {

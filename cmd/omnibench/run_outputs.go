@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/omnibench/omnibench/junit"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/scenarios"
+	"github.com/omnibench/omnibench/slo"
+)
+
+// runOutputs are the flags only `run` has: SLO gates and the extra files a
+// single run can leave behind.
+type runOutputs struct {
+	slos      []string
+	junit     string
+	html      string
+	saveAudio string
+}
+
+func (r *runOutputs) addFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&r.slos, "slo", nil, "service-level objective, e.g. 'audio_ttfp_p95<500ms' (repeatable; exit 3 when one is missed)")
+	f.StringVar(&r.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
+	f.StringVar(&r.html, "html", "", "write a self-contained HTML report with charts to this file")
+	f.StringVar(&r.saveAudio, "save-audio", "", "write each response's audio as DIR/<request id>.wav")
+}
+
+// parseSLOs parses the scenario's SLOs and the --slo flags together.
+func parseSLOs(sc *scenarios.Scenario, flags []string) ([]slo.SLO, error) {
+	var out []slo.SLO
+	var errs []string
+	for i, e := range sc.SLOs {
+		s, err := slo.ParseFrom(fmt.Sprintf("scenario %s: slos[%d]", sc.Name, i), e)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(flags) > 0 {
+		parsed, err := slo.ParseAll(flags)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		out = append(out, parsed...)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
+
+// finishOutputs prints the SLO verdicts and writes the JUnit and HTML files.
+func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, rep report.RunReport, verdicts []slo.Result) error {
+	if len(verdicts) > 0 {
+		for _, v := range verdicts {
+			mark := "ok  "
+			if !v.Pass {
+				mark = "MISS"
+			}
+			fmt.Fprintf(stderr, "SLO %s %s\n", mark, v.Message)
+		}
+		if r.junit != "" {
+			if err := junit.WriteFile(r.junit, slo.JUnitSuite(verdicts)); err != nil {
+				return fmt.Errorf("--junit: %w", err)
+			}
+		}
+	}
+	if r.html != "" {
+		h := outcome.Header
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Sections: report.RunSections(rep, outcome.Records)}
+		if len(verdicts) > 0 {
+			page.Sections = append(page.Sections, report.TablesSection("Service-level objectives", sloTable(verdicts)))
+		}
+		if err := report.WriteHTMLFile(r.html, page); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	return nil
+}
+
+func sloTable(vs []slo.Result) report.Table {
+	t := report.Table{Title: "SLOs", Header: []string{"objective", "verdict", "detail"}}
+	for _, v := range vs {
+		verdict := "pass"
+		if !v.Pass {
+			verdict = "MISS"
+		}
+		t.Rows = append(t.Rows, []string{v.SLO.Expr, verdict, v.Message})
+	}
+	return t
+}
+
+// sloMiss is the error of a run that missed at least one SLO.
+func sloMiss(vs []slo.Result) error {
+	var missed []string
+	for _, v := range vs {
+		if !v.Pass {
+			missed = append(missed, v.SLO.Expr)
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	return withExitCode(slo.ExitSLOMiss, fmt.Errorf("%d SLO(s) missed: %s", len(missed), strings.Join(missed, ", ")))
+}
