@@ -17,8 +17,32 @@ own embedded simulator.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// A flag that does not parse is unusable input, like any other bad flag.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	root.AddCommand(
-	// Subcommands register here, one constructor per command file.
+		// Subcommands register here, one constructor per command file.
+		newRunCmd(),
+		newReportCmd(),
+		newCompareCmd(),
+		newReplayCmd(),
+		newScenariosCmd(),
+		newServeCmd(),
+		newScrapeCmd(),
+		newDiffCmd(),
+		newCheckCmd(),
+		newSweepCmd(),
+		newCapacityCmd(),
+		newABCmd(),
 	)
 	return root
+}
+
+// usageArgs marks an argument-count error as unusable input (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return withExitCode(2, err)
+		}
+		return nil
+	}
 }

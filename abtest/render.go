@@ -1,0 +1,458 @@
+package abtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// Formats returns the output formats Write accepts.
+func Formats() []string {
+	return []string{report.FormatTable, report.FormatMarkdown, report.FormatJSON}
+}
+
+// Write renders the result: "table" and "markdown" through package report
+// (Tables), "json" as documented at WriteJSON.
+func (r *Result) Write(w io.Writer, format string) error {
+	if err := report.CheckFormat(format, Formats()...); err != nil {
+		return fmt.Errorf("abtest: %w", err)
+	}
+	if format == report.FormatJSON {
+		return r.WriteJSON(w)
+	}
+	return report.Render(w, format, r.Tables()...)
+}
+
+// Tables returns three tables: the per-arm summaries with the delta and the
+// verdict; the tests (Welch's t, df, p and the confidence interval of
+// B - A, Mann–Whitney p, Holm-adjusted p, Hedges' g, the minimum detectable
+// effect); and the /metrics size of each arm. Times are in milliseconds,
+// RTFs ratios.
+func (r *Result) Tables() []report.Table {
+	sum := report.Table{
+		Title:  fmt.Sprintf("A/B: A = %s  vs  B = %s", r.A.Label, r.B.Label),
+		Header: []string{"metric", "n A", "A mean", "A median", "A p95", "n B", "B mean", "B median", "B p95", "delta", "verdict"},
+		Notes:  r.summaryNotes(),
+	}
+	conf := 100 * (1 - r.Alpha)
+	tests := report.Table{
+		Title: "Tests",
+		Header: []string{"metric", "welch t", "df", "welch p", fmt.Sprintf("%g%% CI of B-A", conf), "utest p", "holm p",
+			"hedges g", "MDE", "MDE %"},
+		Notes: r.testNotes(),
+	}
+	for _, mr := range r.Metrics {
+		m := mr.Metric
+		p95a, _ := mr.A.Percentile(95)
+		p95b, _ := mr.B.Percentile(95)
+		row := []string{
+			m.Label(),
+			strconv.Itoa(mr.A.N), formatValue(mr.A.Mean * m.Scale), formatValue(mr.A.Median * m.Scale), formatValue(p95a * m.Scale),
+			strconv.Itoa(mr.B.N), formatValue(mr.B.Mean * m.Scale), formatValue(mr.B.Median * m.Scale), formatValue(p95b * m.Scale),
+		}
+		if !mr.Tested {
+			sum.Rows = append(sum.Rows, append(row, "-", mr.Verdict))
+			tests.Rows = append(tests.Rows, []string{m.Label(), "-", "-", "-", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
+		c := mr.Comparison
+		sum.Rows = append(sum.Rows, append(row, formatDeltaPct(c.DeltaPct), mr.Verdict))
+		lo, hi := ciBMinusA(c.Welch)
+		tests.Rows = append(tests.Rows, []string{
+			m.Label(),
+			formatStat(c.Welch.T), formatStat(c.Welch.DF), formatP(c.Welch.P),
+			"[" + formatValue(lo*m.Scale) + ", " + formatValue(hi*m.Scale) + "]",
+			formatP(c.MannWhitneyP), formatP(mr.HolmP), formatStat(c.HedgesG),
+			formatValue(c.MDE * m.Scale), formatPct(c.MDEPct),
+		})
+	}
+	return []report.Table{sum, tests, r.metricsTable()}
+}
+
+// ciBMinusA turns Welch's interval for mean(A)-mean(B) into one for
+// mean(B)-mean(A), the direction of the reported delta.
+func ciBMinusA(w stats.WelchResult) (lo, hi float64) { return -w.CIHigh, -w.CILow }
+
+func (r *Result) summaryNotes() []string {
+	notes := []string{
+		"verdict: " + r.Verdict,
+		fmt.Sprintf("delta = 100*(mean B - mean A)/mean A; significant when the Holm-adjusted p of the %s test is below alpha %g (Holm over the %d metrics)",
+			r.Test, r.Alpha, r.tested()),
+	}
+	for _, a := range []*ArmResult{r.A, r.B} {
+		notes = append(notes, armNote(a))
+	}
+	order := strings.Join(r.Order, " ")
+	method := fmt.Sprintf("method: %d rounds per arm in the order %s; %s; %d warm-up request(s) per round; seed %d",
+		r.Rounds, order, loadText(r), r.Warmup, r.Seed)
+	if r.Scenario != "" {
+		method += "; scenario " + r.Scenario
+	}
+	notes = append(notes, method)
+	if r.Interrupted {
+		notes = append(notes, "INTERRUPTED: figures cover the requests measured before the interruption")
+	}
+	return notes
+}
+
+func loadText(r *Result) string {
+	if r.Rate > 0 {
+		return fmt.Sprintf("open loop at %g/s", r.Rate)
+	}
+	if r.Concurrency == 1 {
+		return "sequential requests"
+	}
+	return fmt.Sprintf("%d concurrent requests", r.Concurrency)
+}
+
+func armNote(a *ArmResult) string {
+	s := fmt.Sprintf("%s: %s", a.Name, a.Label)
+	if a.Target != "" {
+		s += " at " + a.Target
+	}
+	s += fmt.Sprintf(": %d of %d measured requests used (%d failed, %d warm-up left out)", a.Used, a.Requests, a.Failed, a.Warmup)
+	if a.ServerStarts > 0 {
+		s += fmt.Sprintf("; server started %d time(s), log %s", a.ServerStarts, a.ServerLog)
+	}
+	if a.ResultsFile != "" {
+		s += "; records in " + a.ResultsFile
+	}
+	return s
+}
+
+func (r *Result) testNotes() []string {
+	notes := []string{
+		fmt.Sprintf("welch t and CI follow scipy's ttest_ind(a, b, equal_var=False); hedges g is B relative to A; MDE = smallest change in the mean detectable with %g%% power at alpha %g",
+			100*r.Power, r.Alpha),
+	}
+	for _, w := range r.Warnings {
+		notes = append(notes, "warning: "+w)
+	}
+	for _, mr := range r.Metrics {
+		for _, w := range mr.Warnings {
+			notes = append(notes, fmt.Sprintf("warning: %s: %s", mr.Metric.Name, w))
+		}
+	}
+	return notes
+}
+
+func (r *Result) tested() int {
+	n := 0
+	for _, mr := range r.Metrics {
+		if mr.Tested {
+			n++
+		}
+	}
+	return n
+}
+
+// metricsTable compares the /metrics size of the arms.
+func (r *Result) metricsTable() report.Table {
+	t := report.Table{Title: "/metrics size (text format, after each arm's last round)", Header: []string{"", "A", "B", "B - A"}}
+	ma, mb := r.A.Metrics, r.B.Metrics
+	cell := func(m *MetricsSize, f func(*MetricsSize) int) (string, int, bool) {
+		if m == nil || (m.Error != "" && m.Lines == 0) {
+			return "-", 0, false
+		}
+		v := f(m)
+		return strconv.Itoa(v), v, true
+	}
+	rows := []struct {
+		name string
+		f    func(*MetricsSize) int
+	}{
+		{"lines", func(m *MetricsSize) int { return m.Lines }},
+		{"bytes", func(m *MetricsSize) int { return m.Bytes }},
+		{"families", func(m *MetricsSize) int { return m.Families }},
+		{"series", func(m *MetricsSize) int { return m.Series }},
+		{"empty families", func(m *MetricsSize) int { return len(m.EmptyFamilies) }},
+		{"pipeline families", func(m *MetricsSize) int { return m.PipelineFamilies }},
+		{"upstream vllm: families", func(m *MetricsSize) int { return m.UpstreamFamilies }},
+	}
+	for _, row := range rows {
+		sa, va, oka := cell(ma, row.f)
+		sb, vb, okb := cell(mb, row.f)
+		d := "-"
+		if oka && okb {
+			d = fmt.Sprintf("%+d", vb-va)
+		}
+		t.Rows = append(t.Rows, []string{row.name, sa, sb, d})
+	}
+	for _, a := range []*ArmResult{r.A, r.B} {
+		m := a.Metrics
+		switch {
+		case m == nil:
+			t.Notes = append(t.Notes, a.Name+": not scraped (the run ended before the arm's last round)")
+			continue
+		case m.Error != "":
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s: %s", a.Name, m.URL, m.Error))
+		}
+		if len(m.EmptyFamilies) > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s empty families: %s", a.Name, strings.Join(m.EmptyFamilies, ", ")))
+		}
+		if m.Snapshot != "" {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s snapshot: %s", a.Name, m.Snapshot))
+		}
+	}
+	return t
+}
+
+// formatValue prints about four significant digits without exponents in the
+// range latencies and RTFs live in (as `omnibench compare` does).
+func formatValue(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v == 0:
+		return "0"
+	case math.IsInf(v, 0) || a >= 1e7 || a < 1e-3:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+}
+
+// formatStat prints a test statistic or df with three decimals.
+func formatStat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.IsInf(v, 0):
+		return fmt.Sprint(v)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func formatP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p == 0 || p >= 0.001:
+		return strconv.FormatFloat(p, 'f', 3, 64)
+	default:
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+}
+
+func formatPct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+func formatDeltaPct(d float64) string {
+	switch {
+	case math.IsNaN(d):
+		return "n/a"
+	case math.IsInf(d, 0):
+		return fmt.Sprint(d)
+	}
+	return fmt.Sprintf("%+.2f%%", d)
+}
+
+// JSON output, schema version 1. Field names are stable; new fields may be
+// added. Values are in record units ("s" or "ratio"); undefined statistics
+// are null.
+type jsonResult struct {
+	SchemaVersion int          `json:"schema_version"` // 1
+	A             jsonArm      `json:"a"`
+	B             jsonArm      `json:"b"`
+	Rounds        int          `json:"rounds"`
+	Order         []string     `json:"order"`
+	Seed          int64        `json:"seed"`
+	Scenario      string       `json:"scenario,omitempty"`
+	Concurrency   int          `json:"concurrency,omitempty"`
+	Rate          float64      `json:"rate,omitempty"`
+	WarmupRound   int          `json:"warmup_per_round"`
+	Requests      int          `json:"requests_per_arm,omitempty"`
+	DurationS     float64      `json:"duration_per_arm_s,omitempty"`
+	Alpha         float64      `json:"alpha"`
+	Power         float64      `json:"power"`
+	Test          string       `json:"test"`
+	Correction    string       `json:"correction"` // "holm" over the metrics tested
+	Metrics       []jsonMetric `json:"metrics"`
+	Verdict       string       `json:"verdict"`
+	Significant   bool         `json:"significant"`
+	MetricsSize   *jsonSize    `json:"metrics_size,omitempty"` // B - A, when both arms were scraped
+	Interrupted   bool         `json:"interrupted"`
+	Warnings      []string     `json:"warnings,omitempty"`
+	LogDir        string       `json:"log_dir,omitempty"`
+}
+
+type jsonArm struct {
+	Name         string       `json:"name"`
+	Label        string       `json:"label"`
+	Kind         string       `json:"kind"`
+	Target       string       `json:"target,omitempty"`
+	Command      []string     `json:"command,omitempty"`
+	ServerPIDs   []int        `json:"server_pids,omitempty"`
+	ServerStarts int          `json:"server_starts,omitempty"`
+	ServerLog    string       `json:"server_log,omitempty"`
+	ResultsFile  string       `json:"results_file,omitempty"`
+	Rounds       int          `json:"rounds"`
+	Requests     int          `json:"requests"`
+	Used         int          `json:"used"`
+	Failed       int          `json:"failed"`
+	Warmup       int          `json:"warmup"`
+	FirstError   string       `json:"first_error,omitempty"`
+	Metrics      *MetricsSize `json:"metrics,omitempty"`
+}
+
+type jsonSize struct {
+	LinesDelta    int     `json:"lines_delta"`
+	LinesRatio    float64 `json:"lines_ratio"` // lines B / lines A
+	FamiliesDelta int     `json:"families_delta"`
+	SeriesDelta   int     `json:"series_delta"`
+}
+
+type jsonMetric struct {
+	Metric      string        `json:"metric"`
+	Field       string        `json:"field"`
+	Unit        string        `json:"unit"`
+	A           stats.Summary `json:"a"`
+	B           stats.Summary `json:"b"`
+	Tested      bool          `json:"tested"`
+	DeltaPct    stats.Float   `json:"delta_pct"`
+	Welch       *jsonWelch    `json:"welch,omitempty"`
+	MannWhitney stats.Float   `json:"mann_whitney_p"`
+	P           stats.Float   `json:"p"`
+	HolmP       stats.Float   `json:"holm_p"`
+	Significant bool          `json:"significant"`
+	CohensD     stats.Float   `json:"cohens_d"`
+	HedgesG     stats.Float   `json:"hedges_g"`
+	MDE         stats.Float   `json:"mde"`
+	MDEPct      stats.Float   `json:"mde_pct"`
+	Lag1A       stats.Float   `json:"lag1_a"`
+	Lag1B       stats.Float   `json:"lag1_b"`
+	NEffA       stats.Float   `json:"n_eff_a"`
+	NEffB       stats.Float   `json:"n_eff_b"`
+	Verdict     string        `json:"verdict"`
+	Warnings    []string      `json:"warnings,omitempty"`
+}
+
+type jsonWelch struct {
+	T          stats.Float `json:"t"`
+	DF         stats.Float `json:"df"`
+	P          stats.Float `json:"p"`
+	Diff       stats.Float `json:"diff"` // mean A - mean B
+	SE         stats.Float `json:"se"`
+	Confidence float64     `json:"confidence"`
+	CILow      stats.Float `json:"ci_low"`  // of mean A - mean B
+	CIHigh     stats.Float `json:"ci_high"` // of mean A - mean B
+	// The same interval for mean B - mean A, the direction of delta_pct.
+	CIBMinusALow  stats.Float `json:"ci_b_minus_a_low"`
+	CIBMinusAHigh stats.Float `json:"ci_b_minus_a_high"`
+}
+
+// MarshalJSON writes the result in the documented form (see WriteJSON).
+// It has a value receiver so that a Result marshals the same way whether
+// passed by value or by pointer (never as its raw fields and records).
+func (r Result) MarshalJSON() ([]byte, error) {
+	out := jsonResult{
+		SchemaVersion: 1, A: toJSONArm(r.A), B: toJSONArm(r.B),
+		Rounds: r.Rounds, Order: r.Order, Seed: r.Seed, Scenario: r.Scenario,
+		Concurrency: r.Concurrency, Rate: r.Rate, WarmupRound: r.Warmup, Requests: r.Requests, DurationS: r.Duration.Seconds(),
+		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
+		Metrics: make([]jsonMetric, 0, len(r.Metrics)), Verdict: r.Verdict, Significant: r.Significant,
+		Interrupted: r.Interrupted, Warnings: r.Warnings, LogDir: r.LogDir,
+	}
+	if ma, mb := r.A.Metrics, r.B.Metrics; ma != nil && mb != nil && ma.Error == "" && mb.Error == "" {
+		s := &jsonSize{LinesDelta: mb.Lines - ma.Lines, FamiliesDelta: mb.Families - ma.Families, SeriesDelta: mb.Series - ma.Series}
+		if ma.Lines > 0 {
+			s.LinesRatio = float64(mb.Lines) / float64(ma.Lines)
+		}
+		out.MetricsSize = s
+	}
+	nan := stats.Float(math.NaN())
+	for _, mr := range r.Metrics {
+		jm := jsonMetric{
+			Metric: mr.Metric.Name, Field: mr.Metric.Field, Unit: mr.Metric.Unit, A: mr.A, B: mr.B, Tested: mr.Tested,
+			HolmP: stats.Float(mr.HolmP), Significant: mr.Significant, Verdict: mr.Verdict, Warnings: mr.Warnings,
+			DeltaPct: nan, MannWhitney: nan, P: nan, CohensD: nan, HedgesG: nan, MDE: nan, MDEPct: nan,
+			Lag1A: nan, Lag1B: nan, NEffA: nan, NEffB: nan,
+		}
+		if mr.Tested {
+			c := mr.Comparison
+			jm.DeltaPct, jm.MannWhitney, jm.P = stats.Float(c.DeltaPct), stats.Float(c.MannWhitneyP), stats.Float(c.P)
+			jm.CohensD, jm.HedgesG = stats.Float(c.CohensD), stats.Float(c.HedgesG)
+			jm.MDE, jm.MDEPct = stats.Float(c.MDE), stats.Float(c.MDEPct)
+			jm.Lag1A, jm.Lag1B, jm.NEffA, jm.NEffB = stats.Float(c.Lag1A), stats.Float(c.Lag1B), stats.Float(c.NEffA), stats.Float(c.NEffB)
+			lo, hi := ciBMinusA(c.Welch)
+			jm.Welch = &jsonWelch{
+				T: stats.Float(c.Welch.T), DF: stats.Float(c.Welch.DF), P: stats.Float(c.Welch.P),
+				Diff: stats.Float(c.Welch.Diff), SE: stats.Float(c.Welch.SE), Confidence: c.Welch.Confidence,
+				CILow: stats.Float(c.Welch.CILow), CIHigh: stats.Float(c.Welch.CIHigh),
+				CIBMinusALow: stats.Float(lo), CIBMinusAHigh: stats.Float(hi),
+			}
+		}
+		out.Metrics = append(out.Metrics, jm)
+	}
+	return json.Marshal(out)
+}
+
+func toJSONArm(a *ArmResult) jsonArm {
+	return jsonArm{
+		Name: a.Name, Label: a.Label, Kind: a.Kind, Target: a.Target, Command: a.Command,
+		ServerPIDs: a.ServerPIDs, ServerStarts: a.ServerStarts, ServerLog: a.ServerLog, ResultsFile: a.ResultsFile,
+		Rounds: a.Rounds, Requests: a.Requests, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup, FirstError: a.FirstError,
+		Metrics: a.Metrics,
+	}
+}
+
+// WriteJSON writes the result as one indented JSON object, schema_version
+// 1: a and b (name, label, kind, target, command, server_pids,
+// server_starts, server_log, results_file, rounds, requests, used, failed,
+// warmup, first_error, metrics {URL, Lines, Families, Series,
+// EmptyFamilies, ...}); rounds, order, seed, scenario, concurrency, rate,
+// warmup_per_round, requests_per_arm, duration_per_arm_s; alpha, power,
+// test, correction; metrics[] (metric, field, unit, a and b summaries,
+// tested, delta_pct, welch {t, df, p, diff, se, confidence, ci_low,
+// ci_high, ci_b_minus_a_low, ci_b_minus_a_high}, mann_whitney_p, p, holm_p,
+// significant, cohens_d, hedges_g, mde, mde_pct, lag1_a, lag1_b, n_eff_a,
+// n_eff_b, verdict, warnings); verdict, significant; metrics_size
+// (lines_delta, lines_ratio, families_delta, series_delta); interrupted;
+// warnings; log_dir.
+func (r *Result) WriteJSON(w io.Writer) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("abtest: write json: %w", err)
+	}
+	if _, err := w.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("abtest: write json: %w", err)
+	}
+	return nil
+}
+
+// writeJSONFile writes the result atomically: a reader never sees a
+// half-written file.
+func writeJSONFile(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package abtest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/omnibench/omnibench/compare"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// Result is a finished (or interrupted) A/B run.
+type Result struct {
+	A, B *ArmResult
+
+	Rounds      int      // per arm
+	Order       []string // arm of every round slot: A B B A ...
+	Seed        int64
+	Scenario    string
+	Concurrency int
+	Rate        float64
+	Warmup      int // per round
+	Requests    int // per arm, measured
+	Duration    time.Duration
+
+	Alpha       float64
+	Power       float64
+	Test        stats.Test
+	Percentiles []float64
+
+	// Metrics are the comparisons of e2e, TTFP and audio RTF, in that order.
+	Metrics []MetricResult
+	// Verdict states the outcome at Alpha in words; Significant is true
+	// when any metric differs significantly after Holm's correction.
+	Verdict     string
+	Significant bool
+
+	Interrupted bool
+	Warnings    []string
+	OutDir      string
+	LogDir      string // where the server logs are ("" when no server command ran)
+}
+
+// ArmResult is what one arm measured.
+type ArmResult struct {
+	Name    string   // "A" or "B"
+	Label   string   // the description given, or the URL, command or "embedded simulator"
+	Kind    string   // "url", "command" or "simulator"
+	Target  string   // base URL (of the last server start), without credentials
+	Command []string // server command as given ({port} unreplaced), secrets redacted
+
+	ServerPIDs   []int  // pid of every start of the server command
+	ServerStarts int    // how often abtest started the arm's server
+	ServerLog    string // the server command's output
+	ResultsFile  string // a.jsonl / b.jsonl, when written
+	Rounds       int    // rounds run
+
+	// Records holds every record of the arm in the order they completed,
+	// numbered (Seq) across the rounds in the order they were sent.
+	Records []results.Record
+
+	Requests   int    // measured (non-warm-up) records
+	Used       int    // successful measured records: the samples
+	Failed     int    // measured records with an error class
+	Warmup     int    // warm-up records
+	FirstError string // class and message of the first failure
+
+	// Metrics is the arm's /metrics after its last round; nil when the run
+	// ended before.
+	Metrics *MetricsSize
+}
+
+// MetricResult compares one metric between the arms.
+type MetricResult struct {
+	Metric compare.Metric
+	// SamplesA and SamplesB are each arm's values in the order sent
+	// (record units); A and B summarise them, tested or not.
+	SamplesA, SamplesB []float64
+	A, B               stats.Summary
+	// Tested is true when both arms have two or more samples; Comparison,
+	// HolmP and Significant mean something only then.
+	Tested      bool
+	Comparison  stats.Comparison
+	HolmP       float64 // Comparison.P adjusted with Holm across the metrics tested
+	Significant bool    // HolmP < Alpha
+	Verdict     string  // "no significant difference", "B slower by 3.1% (holm p=0.004)", ...
+	Warnings    []string
+}
+
+// Metrics returns the metrics an A/B run compares, in report order: e2e
+// (the design document's latency), TTFP, and the audio RTF of the vLLM-Omni
+// benchmark (last audio chunk for chat, whole response for speech). Larger
+// is worse for every one. e2e and TTFP are package compare's definitions, so
+// `omnibench compare a.jsonl b.jsonl` reports the same numbers for them.
+func Metrics() []compare.Metric {
+	e2e, _ := compare.LookupMetric("e2e")
+	ttfp, _ := compare.LookupMetric("ttfp")
+	rtf := compare.Metric{
+		Name: "audio_rtf", Field: "rtf_last_chunk (chat) or rtf_e2e (speech)", Unit: "ratio", Display: "x", Scale: 1,
+		Value: func(r *results.Record) (float64, bool) {
+			if !r.HasAudio() || r.AudioDurationS <= 0 {
+				return 0, false
+			}
+			if r.Kind == results.KindChat {
+				return r.RTFLastChunk, true
+			}
+			return r.RTFE2E, true
+		},
+	}
+	return []compare.Metric{e2e, ttfp, rtf}
+}
+
+// analyse fills the per-arm counts, the metric comparisons and the verdict.
+func analyse(res *Result, opts stats.Options) {
+	usedA := countArm(res.A)
+	usedB := countArm(res.B)
+	for _, a := range []*ArmResult{res.A, res.B} {
+		if a.Failed > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d of %d measured requests failed and are left out%s",
+				a.Name, a.Failed, a.Requests, firstErrorText(a)))
+		}
+	}
+	for _, m := range Metrics() {
+		xa, xb := values(m, usedA), values(m, usedB)
+		if len(xa) == 0 && len(xb) == 0 {
+			continue // the metric does not apply (no audio in either arm)
+		}
+		mr := MetricResult{Metric: m, SamplesA: xa, SamplesB: xb,
+			A: stats.Summarize(xa, opts.Percentiles), B: stats.Summarize(xb, opts.Percentiles), HolmP: math.NaN()}
+		c, err := stats.CompareWith(xa, xb, opts)
+		switch {
+		case errors.Is(err, stats.ErrTooFewSamples):
+			mr.Warnings = append(mr.Warnings, fmt.Sprintf("not tested: A has %d and B %d samples, need at least 2 each", len(xa), len(xb)))
+		case err != nil:
+			mr.Warnings = append(mr.Warnings, fmt.Sprintf("not tested: %v", err))
+		default:
+			mr.Tested, mr.Comparison = true, c
+			mr.Warnings = append(mr.Warnings, c.Warnings...)
+		}
+		res.Metrics = append(res.Metrics, mr)
+	}
+	ps := make([]float64, len(res.Metrics))
+	for i, mr := range res.Metrics {
+		ps[i] = math.NaN()
+		if mr.Tested {
+			ps[i] = mr.Comparison.P
+		}
+	}
+	for i, adj := range stats.Holm(ps) {
+		mr := &res.Metrics[i]
+		mr.HolmP = adj
+		mr.Significant = mr.Tested && adj < res.Alpha
+		mr.Verdict = metricVerdict(*mr)
+		res.Significant = res.Significant || mr.Significant
+	}
+	res.Verdict = overallVerdict(res)
+}
+
+// countArm counts the arm's records and returns its samples: successful
+// measured records in the order they were sent, so that the lag-1
+// autocorrelation stats warns about sees the run as it happened.
+func countArm(a *ArmResult) []*results.Record {
+	a.Requests, a.Used, a.Failed, a.Warmup, a.FirstError = 0, 0, 0, 0, ""
+	var used []*results.Record
+	for i := range a.Records {
+		r := &a.Records[i]
+		switch {
+		case r.Warmup:
+			a.Warmup++
+		case !r.OK():
+			a.Requests++
+			a.Failed++
+			if a.FirstError == "" {
+				a.FirstError = r.ErrorClass
+				if r.Error != "" {
+					a.FirstError += ": " + r.Error
+				}
+			}
+		default:
+			a.Requests++
+			used = append(used, r)
+		}
+	}
+	sort.SliceStable(used, func(i, j int) bool { return used[i].Seq < used[j].Seq })
+	a.Used = len(used)
+	return used
+}
+
+func values(m compare.Metric, recs []*results.Record) []float64 {
+	var xs []float64
+	for _, r := range recs {
+		if v, ok := m.Value(r); ok {
+			xs = append(xs, v)
+		}
+	}
+	return xs
+}
+
+// metricVerdict states one metric's outcome. Larger is worse for every
+// compared metric, so a larger B is "slower".
+func metricVerdict(mr MetricResult) string {
+	switch {
+	case !mr.Tested:
+		return "not tested"
+	case !mr.Significant:
+		return "no significant difference"
+	}
+	d := mr.Comparison.DeltaPct
+	p := "holm p=" + formatP(mr.HolmP)
+	switch {
+	case math.IsNaN(d):
+		return fmt.Sprintf("B differs (%s)", p)
+	case d > 0:
+		return fmt.Sprintf("B slower by %.1f%% (%s)", d, p)
+	case d < 0:
+		return fmt.Sprintf("B faster by %.1f%% (%s)", -d, p)
+	}
+	return fmt.Sprintf("B differs (%s)", p)
+}
+
+// overallVerdict joins the metric verdicts into one sentence.
+func overallVerdict(res *Result) string {
+	var sig, tested []string
+	for _, mr := range res.Metrics {
+		if mr.Tested {
+			tested = append(tested, mr.Metric.Name)
+		}
+		if mr.Significant {
+			sig = append(sig, mr.Metric.Name+": "+mr.Verdict)
+		}
+	}
+	switch {
+	case len(tested) == 0:
+		return "not tested: too few successful requests"
+	case len(sig) == 0:
+		return fmt.Sprintf("no significant difference at alpha %g (%s)", res.Alpha, strings.Join(tested, ", "))
+	}
+	return strings.Join(sig, "; ")
+}

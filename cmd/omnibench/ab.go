@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/omnibench/omnibench/abtest"
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// abOptions are the flags of `omnibench ab`: every flag of run (the
+// workload, load, client and report settings) plus the arms and the method.
+type abOptions struct {
+	run runOptions
+
+	aURL, bURL     string
+	aCmd, bCmd     string
+	aLabel, bLabel string
+	logStats       bool
+	serverCmd      string
+	statsOnFlag    string
+	statsOffFlag   string
+
+	rounds         int
+	alpha          float64
+	power          float64
+	test           string
+	startupTimeout time.Duration
+	stopGrace      time.Duration
+	html           string
+}
+
+// abRunFlagsRejected are run flags that have no meaning for ab, with what
+// to use instead.
+func abRunFlagsRejected() map[string]string {
+	return map[string]string{
+		"url":           "use --a-url and --b-url",
+		"sim-log-stats": "ab sets stats per arm (--log-stats)",
+		"scrape":        "ab scrapes each arm's /metrics after its last round",
+		"metrics-url":   "ab scrapes <arm URL>/metrics",
+		"accept":        "ab asks for the text format, whose lines it counts",
+		"summary":       "--out DIR writes ab.json",
+	}
+}
+
+func newABCmd() *cobra.Command {
+	o := &abOptions{}
+	cmd := &cobra.Command{
+		Use:   "ab",
+		Short: "A/B-test two servers, or one server with stats on and off, with interleaved rounds and significance tests",
+		Long: `ab runs the same seeded workload against two arms and says whether they
+differ: per arm n, mean, median and p95 of e2e, TTFP and the audio RTF; the
+change of B against A; Welch's t, df, p and confidence interval; the
+Mann-Whitney p; Hedges' g; the minimum detectable effect; warnings about
+serially correlated samples; the verdict at --alpha (Holm-corrected across
+the three metrics); and each arm's /metrics size (lines, families, series,
+empty families, upstream vllm: families).
+
+Arms come from one of:
+  --a-url and --b-url          two running servers;
+  --a-cmd and --b-cmd          two server commands, run without a shell, "{port}"
+                               replaced by a free loopback port; ab starts each,
+                               waits for GET /health, and stops it (SIGTERM to its
+                               process group, SIGKILL after --stop-grace), keeping
+                               its output in a log file. One server runs at a time;
+                               --a-url/--b-url give the address of a command
+                               without "{port}";
+  --log-stats --server-cmd CMD one server command, A with --stats-on-flag and B
+                               with --stats-off-flag;
+  nothing (or --log-stats)     the embedded simulator with stats on (A) and off (B).
+
+Method (the design document's A/B test): -n requests per arm (default 30),
+sequential (-c 1) unless set, split into --rounds rounds per arm run in the
+order A B B A A B ..., so drift falls on both arms alike; every round of both
+arms starts with --warmup warm-up requests (default 1) and round r uses the
+same seed in both arms, so both see the same prompts in the same order.
+
+Every run flag works here (scenario, overrides, timeouts, continuity), except
+the ones that choose a single target or its scrape.`,
+		Example: `  omnibench ab --log-stats
+  omnibench ab --log-stats --server-cmd "vllm serve Qwen/Qwen3-Omni-30B-A3B-Instruct --omni --port {port}" \
+      --stats-off-flag=--disable-log-stats --out ab-stats
+  omnibench ab --a-url http://10.0.0.1:8000 --b-url http://10.0.0.2:8000 -n 60 --rounds 4 --format markdown
+  omnibench compare ab-stats/a.jsonl ab-stats/b.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.runAB(cmd.Context(), cmd)
+		},
+	}
+	f := cmd.Flags()
+	o.run.addFlags(f)
+	for name := range abRunFlagsRejected() {
+		_ = f.MarkHidden(name)
+	}
+	usage := func(name, text string) {
+		if fl := f.Lookup(name); fl != nil {
+			fl.Usage = text
+		}
+	}
+	usage("requests", "measured requests per arm, split across the rounds (default 30)")
+	usage("concurrency", "closed loop: concurrent workers (default 1: sequential requests, as in the design document)")
+	usage("warmup", "warm-up requests at the start of every round of each arm, left out of the figures (default 1)")
+	usage("duration", "per arm, split across the rounds (whichever of -n and -d comes first)")
+	usage("out", "directory for a.jsonl and b.jsonl (re-analyse with `omnibench compare`), the /metrics snapshots, ab.json and the server logs")
+	usage("format", "report format: table, markdown or json")
+	usage("seed", "seed of the prompt order (round 0; later rounds derive theirs), the same for both arms")
+
+	f.StringVar(&o.aURL, "a-url", "", "arm A: base URL of a running server (or, with --a-cmd, the address its server listens on)")
+	f.StringVar(&o.bURL, "b-url", "", "arm B: base URL of a running server (or, with --b-cmd, the address its server listens on)")
+	f.StringVar(&o.aCmd, "a-cmd", "", "arm A: server command, split like a shell would but run without one; {port} is replaced")
+	f.StringVar(&o.bCmd, "b-cmd", "", "arm B: server command, split like a shell would but run without one; {port} is replaced")
+	f.StringVar(&o.aLabel, "a-label", "", "name of arm A in the report (default: its URL, command or role)")
+	f.StringVar(&o.bLabel, "b-label", "", "name of arm B in the report")
+	f.BoolVar(&o.logStats, "log-stats", false, "compare stats on (A) and off (B): of --server-cmd, or of the embedded simulator")
+	f.StringVar(&o.serverCmd, "server-cmd", "", "with --log-stats: the server command; A adds --stats-on-flag, B --stats-off-flag")
+	f.StringVar(&o.statsOnFlag, "stats-on-flag", "--log-stats", "with --server-cmd: argument(s) that turn stats on (empty: none)")
+	f.StringVar(&o.statsOffFlag, "stats-off-flag", "", "with --server-cmd: argument(s) that turn stats off (current vLLM-Omni: --disable-log-stats)")
+	f.IntVar(&o.rounds, "rounds", abtest.DefaultRounds, "rounds per arm, run in the order A B B A A B ...")
+	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level, after Holm correction across e2e, TTFP and audio RTF")
+	f.Float64Var(&o.power, "power", 0.8, "power of the minimum detectable effect")
+	f.StringVar(&o.test, "test", stats.TestWelch.String(), "test that decides significance: welch (means) or utest (Mann-Whitney)")
+	f.DurationVar(&o.startupTimeout, "startup-timeout", abtest.DefaultStartupTimeout, "how long a server command may take to answer GET /health with 200")
+	f.DurationVar(&o.stopGrace, "stop-grace", abtest.DefaultStopGrace, "after SIGTERM, how long a server command may take to exit before SIGKILL")
+	f.StringVar(&o.html, "html", "", "write a self-contained HTML report (tables and the arms' distributions) to this file")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// config turns the flags into an abtest configuration.
+func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
+	var cfg abtest.Config
+	for name, instead := range abRunFlagsRejected() {
+		if f.Changed(name) {
+			return cfg, fmt.Errorf("--%s does not apply to ab: %s", name, instead)
+		}
+	}
+	// The design document's method, unless the user says otherwise.
+	if !f.Changed("concurrency") {
+		o.run.concurrency = 1
+	}
+	if !f.Changed("requests") && !f.Changed("duration") {
+		o.run.requests = 30
+	}
+	if !f.Changed("warmup") {
+		o.run.warmup = 1
+	}
+	if err := report.CheckFormat(o.run.format, abtest.Formats()...); err != nil {
+		return cfg, err
+	}
+	rcfg, sc, err := o.run.plan(f)
+	if err != nil {
+		return cfg, err
+	}
+	// A scenario's open-loop settings do not apply: ab is sequential
+	// unless the flags ask for a rate.
+	if !f.Changed("rate") {
+		rcfg.Load.Rate = 0
+		if !f.Changed("arrival") {
+			rcfg.Load.Arrival = ""
+		}
+		if !f.Changed("burstiness") {
+			rcfg.Load.Burstiness = 0
+		}
+	}
+	// Nor do its request count or duration: -n and -d are per arm.
+	if !f.Changed("duration") {
+		rcfg.Load.Duration = 0
+	} else if !f.Changed("requests") {
+		rcfg.Load.Requests = 0
+	}
+	if err := rcfg.Load.Validate(); err != nil {
+		return cfg, err
+	}
+	redactABFlags(rcfg.Flags)
+
+	test, err := stats.ParseTest(o.test)
+	if err != nil {
+		return cfg, fmt.Errorf("--test: %w", err)
+	}
+	cfg = abtest.Config{
+		Run:            rcfg,
+		Rounds:         o.rounds,
+		Stats:          stats.Options{Alpha: o.alpha, Power: o.power, Test: test, Percentiles: o.run.percentiles},
+		StartupTimeout: o.startupTimeout,
+		StopGrace:      o.stopGrace,
+		OutDir:         o.run.out,
+	}
+	if o.rounds < 1 {
+		return cfg, fmt.Errorf("--rounds %d: want at least 1", o.rounds)
+	}
+	if o.startupTimeout <= 0 || o.stopGrace <= 0 {
+		return cfg, fmt.Errorf("--startup-timeout %v and --stop-grace %v must be positive", o.startupTimeout, o.stopGrace)
+	}
+
+	armFlags := f.Changed("a-url") || f.Changed("b-url") || f.Changed("a-cmd") || f.Changed("b-cmd")
+	switch {
+	case o.serverCmd != "" && !o.logStats:
+		return cfg, errors.New("--server-cmd runs the --log-stats experiment: add --log-stats (or give --a-cmd and --b-cmd)")
+	case o.logStats && armFlags:
+		return cfg, errors.New("--log-stats compares one server with stats on and off: give it --server-cmd (or nothing, for the embedded simulator), not --a-url/--b-url/--a-cmd/--b-cmd")
+	case !o.logStats && (f.Changed("stats-on-flag") || f.Changed("stats-off-flag")):
+		return cfg, errors.New("--stats-on-flag and --stats-off-flag need --log-stats --server-cmd")
+	case o.logStats && o.serverCmd != "":
+		argv, err := splitFlag("--server-cmd", o.serverCmd)
+		if err != nil {
+			return cfg, err
+		}
+		on, err := splitFlag("--stats-on-flag", o.statsOnFlag)
+		if err != nil {
+			return cfg, err
+		}
+		off, err := splitFlag("--stats-off-flag", o.statsOffFlag)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.A, cfg.B = abtest.LogStatsArms(argv, on, off)
+	case armFlags:
+		if cfg.A, err = o.arm("a", o.aURL, o.aCmd); err != nil {
+			return cfg, err
+		}
+		if cfg.B, err = o.arm("b", o.bURL, o.bCmd); err != nil {
+			return cfg, err
+		}
+	default:
+		// The embedded simulator serves whatever model the workload names.
+		sim := rcfg.Simulator
+		if sc.Model != "" {
+			sim.Model = sc.Model
+		}
+		cfg.A, cfg.B = abtest.SimulatorArms(sim)
+	}
+	if o.aLabel != "" {
+		cfg.A.Label = o.aLabel
+	}
+	if o.bLabel != "" {
+		cfg.B.Label = o.bLabel
+	}
+	return cfg, nil
+}
+
+// arm builds arm "a" or "b" from its URL and command flags.
+func (o *abOptions) arm(name, rawURL, command string) (abtest.Arm, error) {
+	if rawURL == "" && command == "" {
+		return abtest.Arm{}, fmt.Errorf("arm %s: give --%s-url or --%s-cmd", name, name, name)
+	}
+	arm := abtest.Arm{URL: rawURL}
+	if command != "" {
+		argv, err := splitFlag("--"+name+"-cmd", command)
+		if err != nil {
+			return arm, err
+		}
+		if len(argv) == 0 {
+			return arm, fmt.Errorf("--%s-cmd: empty command", name)
+		}
+		arm.Cmd = argv
+	}
+	return arm, nil
+}
+
+func splitFlag(flag, value string) ([]string, error) {
+	argv, err := abtest.SplitCommand(value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return argv, nil
+}
+
+// redactABFlags keeps secrets in server commands and URLs out of the
+// results headers.
+func redactABFlags(flags map[string]string) {
+	for _, name := range []string{"a-cmd", "b-cmd", "server-cmd"} {
+		if v, ok := flags[name]; ok {
+			if argv, err := abtest.SplitCommand(v); err == nil {
+				flags[name] = abtest.JoinArgs(abtest.RedactArgs(argv))
+			} else {
+				flags[name] = "[unparsable command]"
+			}
+		}
+	}
+	for _, name := range []string{"a-url", "b-url"} {
+		if v, ok := flags[name]; ok {
+			if u, err := url.Parse(v); err == nil && u.User != nil {
+				u.User = nil
+				flags[name] = u.String()
+			}
+		}
+	}
+}
+
+func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
+	cfg, err := o.config(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	cfg.Run.Log = stderr
+	if isTerminal(stderr) {
+		cfg.Run.Progress = stderr
+	}
+	res, runErr := abtest.Run(ctx, cfg)
+	if res == nil || res.Verdict == "" {
+		// Nothing was analysed (bad configuration, or a server that
+		// failed before the run could finish).
+		return runErr
+	}
+	if err := res.Write(cmd.OutOrStdout(), o.run.format); err != nil {
+		return err
+	}
+	if o.html != "" {
+		if err := report.WriteHTMLFile(o.html, res.HTML()); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	if res.Interrupted {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	return runErr
+}

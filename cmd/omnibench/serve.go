@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/omnibench/omnibench/omnimetrics"
+	"github.com/omnibench/omnibench/simulator"
+)
+
+// serveOptions are the flags of `omnibench serve` that do not map 1:1 onto
+// simulator.Config.
+type serveOptions struct {
+	cfg             simulator.Config
+	replicas        string
+	logStats        bool
+	disableLogStats bool
+	noStamp         bool
+}
+
+func newServeCmd() *cobra.Command {
+	o := serveOptions{cfg: simulator.DefaultConfig(), replicas: "1,1,1"}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the simulated vLLM-Omni server (chat, speech, /metrics)",
+		Long: `serve runs a vLLM-Omni-compatible server that streams synthetic speech:
+POST /v1/chat/completions (streaming and not), POST /v1/audio/speech (file, raw
+byte stream, SSE), GET /v1/models, GET /health and GET /metrics. Timing, capacity
+and faults are configurable and deterministic under --seed.
+
+Capacity model: --capacity N streams run at full speed; with more, generation
+slows by active/N, so playback continuity breaks above N / --rtf streams.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.config()
+			if err != nil {
+				return err
+			}
+			run, err := simulator.Start(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			cfg = run.Server().Config()
+			fmt.Fprintf(stderr, "omnibench serve: listening on %s\n", run.URL)
+			fmt.Fprintf(stderr, "omnibench serve: model %s, replicas %s, stats %s, prefix %s, capacity %s\n",
+				cfg.Model, joinInts(cfg.Topology), onOff(cfg.StatsEnabled), cfg.Prefix, capacityText(cfg))
+			return run.Wait()
+		},
+	}
+	f := cmd.Flags()
+	c := &o.cfg
+	t := &c.Timing
+	ft := &c.Faults
+	f.StringVar(&c.Addr, "addr", c.Addr, "listen address (host:port; port 0 picks a free one)")
+	f.StringVar(&c.Model, "model", c.Model, "served model name (model_name label, /v1/models)")
+	f.IntVar(&c.SampleRate, "sample-rate", c.SampleRate, "sample rate of the generated audio in Hz")
+	f.StringVar(&o.replicas, "replicas", o.replicas, "replicas per stage, stage 0 first (thinker,talker,code2wav)")
+	f.Int64Var(&c.Seed, "seed", c.Seed, "seed of every request's timing and fault draws")
+	f.IntVar(&c.Capacity, "capacity", c.Capacity, "concurrent streams served at full speed (0 = unlimited)")
+
+	f.DurationVar(&t.TTFT, "ttft", t.TTFT, "time to the first text word")
+	f.DurationVar(&t.WordInterval, "word-interval", t.WordInterval, "time between text words")
+	f.DurationVar(&t.TTFA, "ttfa", t.TTFA, "time to the first audio chunk")
+	f.DurationVar(&t.ChunkAudio, "chunk-audio", t.ChunkAudio, "audio per chunk")
+	f.Float64Var(&t.RTF, "rtf", t.RTF, "generation time per second of audio (real-time factor)")
+	f.Float64Var(&t.Jitter, "jitter", t.Jitter, "relative uniform jitter of every interval and chunk size, in [0,1)")
+	f.Float64Var(&t.StallProb, "stall-prob", t.StallProb, "probability of a stall before each audio chunk")
+	f.DurationVar(&t.Stall, "stall", t.Stall, "length of such a stall")
+	f.DurationVar(&t.AudioPerChar, "audio-per-char", t.AudioPerChar, "audio per character of the reply")
+	f.DurationVar(&t.MinAudio, "min-audio", t.MinAudio, "shortest audio of a response")
+	f.DurationVar(&t.MaxAudio, "max-audio", t.MaxAudio, "longest audio of a response")
+
+	f.Float64Var(&ft.HTTP500, "fault-500", 0, "probability of an HTTP 500 before the stream")
+	f.Float64Var(&ft.Disconnect, "fault-disconnect", 0, "probability of dropping the connection mid-stream")
+	f.Float64Var(&ft.ErrorEvent, "fault-error-event", 0, "probability of an error event mid-stream")
+	f.Float64Var(&ft.Stall, "fault-stall", 0, "probability of a long mid-stream stall (see --fault-stall-for)")
+	f.DurationVar(&ft.StallFor, "fault-stall-for", 0, "length of the stall fault (0 = 30s); ends early when the client leaves")
+	f.Float64Var(&ft.EmptyAudio, "fault-empty-audio", 0, "probability of a response with no audio")
+	f.Float64Var(&ft.MalformedBase64, "fault-bad-base64", 0, "probability of one audio event with malformed base64")
+	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
+	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")
+
+	f.BoolVar(&o.logStats, "log-stats", false, "record metrics (design document: off by default)")
+	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")
+	f.StringVar(&c.Prefix, "metrics-prefix", c.Prefix,
+		fmt.Sprintf("pipeline family prefix: %s (design) or %s (newer servers)", omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent))
+	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write ': sent=<unix ns>' comments before SSE events")
+	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
+		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// config turns the flags into a validated simulator configuration.
+func (o *serveOptions) config() (simulator.Config, error) {
+	cfg := o.cfg
+	topo, err := simulator.ParseReplicas(o.replicas)
+	if err != nil {
+		return cfg, fmt.Errorf("--replicas: %w", err)
+	}
+	cfg.Topology = topo
+	cfg.StatsEnabled = o.logStats && !o.disableLogStats
+	cfg.Stamp = !o.noStamp
+	// Validate here too so a bad flag fails before anything listens.
+	if _, err := simulator.New(cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func capacityText(cfg simulator.Config) string {
+	k := cfg.KneeStreams()
+	if math.IsInf(k, 1) {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d streams (continuity knee above %.0f concurrent streams)", cfg.Capacity, k)
+}

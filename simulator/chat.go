@@ -1,0 +1,409 @@
+package simulator
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/wav"
+)
+
+// defaultReply is spoken when a chat request carries no text at all.
+const defaultReply = "Hello from the omnibench simulator."
+
+// chatRequest is a validated chat completion request.
+type chatRequest struct {
+	model        string
+	prompt       string // all message text, for prompt tokens and the generator key
+	reply        string // what the assistant says: the last user text
+	stream       bool
+	includeUsage bool
+	text, audio  bool   // requested output modalities
+	format       string // "wav" or "pcm"
+	voice        string
+}
+
+// chatBody is the wire form of the fields the simulator reads.
+type chatBody struct {
+	Model         string            `json:"model"`
+	Messages      []json.RawMessage `json:"messages"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Modalities []string `json:"modalities"`
+	Audio      *struct {
+		Format string `json:"format"`
+		Voice  string `json:"voice"`
+	} `json:"audio"`
+	Voice   string `json:"voice"`
+	Speaker string `json:"speaker"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// parseChatRequest validates a chat completion body. Errors are 400s naming
+// the field.
+func parseChatRequest(body []byte) (*chatRequest, *apiError) {
+	var b chatBody
+	if e := decodeJSON(body, &b); e != nil {
+		return nil, e
+	}
+	if b.Messages == nil {
+		return nil, badRequest("messages", "messages: field required")
+	}
+	if len(b.Messages) == 0 {
+		return nil, badRequest("messages", "messages: must contain at least one message")
+	}
+	req := &chatRequest{model: b.Model, stream: b.Stream}
+	if b.StreamOptions != nil {
+		req.includeUsage = b.StreamOptions.IncludeUsage
+	}
+	var all []string
+	for i, raw := range b.Messages {
+		var m chatMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, badRequest("messages", "messages[%d]: expected an object with role and content: %v", i, err)
+		}
+		if m.Role == "" {
+			return nil, badRequest("messages", "messages[%d].role: field required", i)
+		}
+		text, e := messageText(i, m.Content)
+		if e != nil {
+			return nil, e
+		}
+		if text != "" {
+			all = append(all, text)
+		}
+		if m.Role == "user" && strings.TrimSpace(text) != "" {
+			req.reply = text
+		}
+	}
+	req.prompt = strings.Join(all, "\n")
+	if req.reply == "" {
+		req.reply = defaultReply
+	}
+
+	req.text, req.audio = true, true // Qwen3-Omni's default output
+	if len(b.Modalities) > 0 {
+		req.text, req.audio = false, false
+		for i, m := range b.Modalities {
+			switch m {
+			case "text":
+				req.text = true
+			case "audio":
+				req.audio = true
+			case "image":
+				return nil, badRequest("modalities", "modalities[%d]: output modality 'image' is not supported by the simulator; use text and/or audio", i)
+			default:
+				return nil, badRequest("modalities", "modalities[%d]: invalid modality '%s'; supported: text, audio", i, m)
+			}
+		}
+	}
+
+	req.format = "wav"
+	if b.Audio != nil {
+		f, e := normalizeFormat("audio.format", b.Audio.Format)
+		if e != nil {
+			return nil, e
+		}
+		if f != "wav" && f != "pcm" {
+			return nil, unsupportedFormat("audio.format", f)
+		}
+		req.format = f
+		req.voice = b.Audio.Voice
+	}
+	switch {
+	case b.Voice != "":
+		req.voice = b.Voice
+	case b.Speaker != "":
+		req.voice = b.Speaker
+	}
+	if req.voice == "" {
+		req.voice = DefaultVoice
+	}
+	return req, nil
+}
+
+// messageText extracts the text of a message's content: a string, an array
+// of content parts (text parts count, audio/image parts are ignored), or null.
+func messageText(i int, raw json.RawMessage) (string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", badRequest("messages", "messages[%d].content: %v", i, err)
+		}
+		return s, nil
+	case '[':
+		var parts []json.RawMessage
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", badRequest("messages", "messages[%d].content: %v", i, err)
+		}
+		var texts []string
+		for k, pr := range parts {
+			var p contentPart
+			if err := json.Unmarshal(pr, &p); err != nil {
+				return "", badRequest("messages", "messages[%d].content[%d]: expected a content part object: %v", i, k, err)
+			}
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, " "), nil
+	default:
+		return "", badRequest("messages", "messages[%d].content: expected a string, an array of content parts or null", i)
+	}
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	body, e := readBody(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, e := parseChatRequest(body)
+	if e == nil {
+		e = s.checkModel(req.model)
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	words := strings.Fields(req.reply)
+	j := s.newJob(r.Context(), arrival, jobSpec{
+		endpoint:  "chat",
+		key:       req.prompt,
+		words:     words,
+		textOn:    req.text,
+		audioOn:   req.audio,
+		audioText: req.reply,
+		voice:     req.voice,
+		speed:     1,
+		promptTok: promptTokens(utf8.RuneCountInString(req.prompt)),
+	})
+	defer j.release()
+	if j.plan.faults.http500 {
+		j.fail()
+		writeError(w, errInternal("simulated internal server error (fault injection: --fault-500)"))
+		return
+	}
+	if req.stream {
+		s.streamChat(w, j, req)
+	} else {
+		s.completeChat(w, j, req)
+	}
+}
+
+// chatID returns a new chat completion id.
+func (s *Server) chatID() string {
+	return "chatcmpl-" + strconv.FormatUint(s.seq.Add(1), 16)
+}
+
+// chunkPrefix is the part of every chunk before the delta's fields:
+// {"id":...,"object":"chat.completion.chunk","created":...,"model":...,"choices":[{"index":0,"delta":{
+func chunkPrefix(id string, created int64, model string) []byte {
+	b := []byte(`{"id":`)
+	b = appendJSONString(b, id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, model)
+	return b
+}
+
+func appendFinish(dst []byte, last bool) []byte {
+	if last {
+		return append(dst, `},"logprobs":null,"finish_reason":"stop"}]`...)
+	}
+	return append(dst, `},"logprobs":null,"finish_reason":null}]`...)
+}
+
+// streamChat serves "stream": true (protocol section 3).
+func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
+	out := newSSEOut(j.ctx, w, s.cfg.Stamp)
+	prefix := chunkPrefix(s.chatID(), time.Now().Unix(), s.cfg.Model)
+	choicesOpen := `,"choices":[{"index":0,"delta":{`
+	// Buffers sized once for the largest event, reused for every event.
+	audioBuf := make([]byte, 0, wav.HeaderSize+j.maxChunkBytes())
+	payload := make([]byte, 0, len(prefix)+base64.StdEncoding.EncodedLen(cap(audioBuf))+256)
+	f := wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}
+	sr := j.finalSR()
+
+	var arrivals []float64
+	var pcmBytes []int
+	err := func() error {
+		if req.text {
+			payload = append(append(append(payload[:0], prefix...), choicesOpen...),
+				`"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"modality":"text"}`...)
+			if err := out.send("", payload); err != nil {
+				return err
+			}
+		}
+		return j.run(func(ev *event) error {
+			payload = append(append(payload[:0], prefix...), choicesOpen...)
+			if !ev.audio {
+				payload = append(payload, `"content":`...)
+				payload = appendJSONString(payload, ev.word)
+				payload = appendFinish(payload, ev.last)
+				payload = append(payload, `,"modality":"text","metrics":null}`...)
+				return out.send("", payload)
+			}
+			audioBuf = audioBuf[:0]
+			if req.format == "wav" {
+				audioBuf = wav.AppendHeader(audioBuf, f, uint32(ev.frames*2))
+			}
+			pcmStart := len(audioBuf)
+			audioBuf = j.render(audioBuf, ev)
+			payload = append(payload, `"role":"assistant","content":"`...)
+			payload = appendBase64(payload, audioBuf, ev.corrupt)
+			payload = append(payload, '"')
+			payload = appendFinish(payload, ev.last)
+			payload = append(payload, `,"usage":`...)
+			payload = appendUsage(payload, j.spec.promptTok, 0)
+			payload = append(payload, `,"modality":"audio","metrics":null}`...)
+			at := j.elapsed()
+			if len(arrivals) == 0 {
+				s.metrics.AudioFirstPacket(sr, at)
+			}
+			arrivals = append(arrivals, at)
+			pcmBytes = append(pcmBytes, len(audioBuf)-pcmStart)
+			return out.send("", payload)
+		})
+	}()
+	switch {
+	case err == nil:
+		// Record before the last writes, so a client that has read [DONE]
+		// finds the request in /metrics.
+		s.metrics.AudioStreamingFinalize(sr, arrivals, pcmBytes, s.cfg.SampleRate)
+		j.succeed()
+		if req.includeUsage {
+			payload = append(payload[:0], prefix...)
+			payload = append(payload, `,"choices":[],"usage":`...)
+			payload = appendUsage(payload, j.spec.promptTok, j.generationTokens())
+			payload = append(payload, '}')
+			if out.send("", payload) != nil {
+				return
+			}
+		}
+		_ = out.send("", []byte("[DONE]")) // a client gone at the very end changes nothing
+	case errors.Is(err, errFaultEvent):
+		j.fail()
+		if out.send("", errInternal("simulated mid-stream error (fault injection: --fault-error-event)").marshal()) == nil {
+			_ = out.send("", []byte("[DONE]"))
+		}
+	case errors.Is(err, errFaultDisconnect):
+		j.fail()
+		panic(http.ErrAbortHandler) // net/http closes the connection without a terminating chunk
+	default: // the client went away or a write failed
+		j.fail()
+	}
+}
+
+// Non-streaming response types.
+type chatCompletion struct {
+	ID      string          `json:"id"`
+	Object  string          `json:"object"`
+	Created int64           `json:"created"`
+	Model   string          `json:"model"`
+	Choices []chatChoice    `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+}
+
+type chatChoice struct {
+	Index        int            `json:"index"`
+	Message      chatMessageOut `json:"message"`
+	Logprobs     *struct{}      `json:"logprobs"`
+	FinishReason string         `json:"finish_reason"`
+}
+
+type chatMessageOut struct {
+	Role    string     `json:"role"`
+	Content *string    `json:"content"`
+	Audio   *audioData `json:"audio,omitempty"`
+}
+
+type audioData struct {
+	ID         string `json:"id"`
+	Data       string `json:"data"`
+	ExpiresAt  int64  `json:"expires_at"`
+	Transcript string `json:"transcript"`
+}
+
+// completeChat serves a non-streaming chat completion: the whole response
+// after the whole generation, text and audio as separate choices (the audio
+// one with message.audio.data, like vLLM-Omni).
+func (s *Server) completeChat(w http.ResponseWriter, j *job, req *chatRequest) {
+	var text strings.Builder
+	pcm := make([]byte, 0, 2*j.plan.totalFrames)
+	err := j.run(func(ev *event) error {
+		if ev.audio {
+			pcm = j.render(pcm, ev)
+		} else {
+			text.WriteString(ev.word)
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, errFaultEvent):
+		j.fail()
+		writeError(w, errInternal("simulated generation error (fault injection: --fault-error-event)"))
+		return
+	case errors.Is(err, errFaultDisconnect):
+		j.fail()
+		panic(http.ErrAbortHandler)
+	default:
+		j.fail()
+		return
+	}
+	now := time.Now()
+	resp := chatCompletion{
+		ID:      s.chatID(),
+		Object:  "chat.completion",
+		Created: now.Unix(),
+		Model:   s.cfg.Model,
+		Usage:   appendUsage(nil, j.spec.promptTok, j.generationTokens()),
+	}
+	if req.text {
+		t := text.String()
+		resp.Choices = append(resp.Choices, chatChoice{Message: chatMessageOut{Role: "assistant", Content: &t}, FinishReason: "stop"})
+	}
+	if req.audio {
+		file := pcm
+		if req.format == "wav" {
+			file = wav.Encode(wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}, pcm)
+		}
+		corrupt := j.plan.faults.malformed && len(j.plan.chunkFrames) > 0
+		resp.Choices = append(resp.Choices, chatChoice{
+			Message: chatMessageOut{Role: "assistant", Audio: &audioData{
+				ID:        fmt.Sprintf("audio-%s", resp.ID[len("chatcmpl-"):]),
+				Data:      string(appendBase64(nil, file, corrupt)),
+				ExpiresAt: now.Add(24 * time.Hour).Unix(),
+			}},
+			FinishReason: "stop",
+		})
+	}
+	j.succeed()
+	writeJSON(w, http.StatusOK, resp)
+}

@@ -1,0 +1,52 @@
+// Package simulator is a vLLM-Omni-compatible streaming speech server for
+// demos, tests and A/B runs: `omnibench serve` and the embedded target of
+// every omnibench run without --url.
+//
+// It speaks the wire protocol of the real server (protocol reference,
+// sections 3 and 4): streaming and non-streaming POST /v1/chat/completions
+// with text and audio events, POST /v1/audio/speech as a whole file, a raw
+// byte stream and SSE, GET /v1/models, GET /health and GET /metrics. Its
+// /metrics is fed by the shared metric core (omnimetrics) at the places where
+// the real server records each value (section 5), with requests bound to
+// replicas of a stage topology (thinker 0, talker 1, code2wav 2 by default).
+//
+// # Timing model
+//
+// Every request draws its randomness from its own generator, seeded from
+// Config.Seed, a hash of the endpoint and prompt, and how many earlier
+// requests had the same endpoint and prompt. Concurrent scheduling therefore
+// never changes which timing a request gets. With T = Config.Timing, f the
+// sample rate, j_x a uniform draw in [-1, 1] and J = T.Jitter:
+//
+//	audio duration   D = clamp(runes(text) * T.AudioPerChar, T.MinAudio, T.MaxAudio) / speed
+//	total frames     F = round(D * f)
+//	chunk i frames   c_i = max(1, round(T.ChunkAudio * f * (1 + J*j_i)))   (last chunk truncated to F)
+//	slowdown         s = max(1, active / Capacity)   (s = 1 when Capacity = 0)
+//	first audio      t_0 = T.TTFA * (1 + J*j_a) * s
+//	next audio       t_i = t_{i-1} + (c_i / f) * T.RTF * (1 + J*j'_i) * s + stall_i
+//	first text word  w_0 = T.TTFT * (1 + J*j_t) * s
+//	next text word   w_k = w_{k-1} + T.WordInterval * (1 + J*j_k) * s
+//
+// where stall_i is T.Stall with probability T.StallProb and s is read when
+// the wait for event i starts (active = requests being generated, this one
+// included). The RTF recorded by the server is the code2wav generation time
+// sum_i((c_i / f) * T.RTF * (1 + J*j'_i) * s + stall_i) divided by D: exactly
+// T.RTF with no jitter, no stalls and no overload.
+//
+// # Capacity knee
+//
+// A player that starts at the first chunk consumes audio at 1 s per second
+// while chunks arrive every (c/f) * RTF * s seconds per c/f seconds of audio.
+// Playback stays continuous while RTF * s <= 1. Above Capacity the slowdown is
+// active/Capacity, so continuity breaks when RTF * active / Capacity > 1, i.e.
+// at more than Capacity / RTF concurrent streams (the knee: 333 streams for
+// Capacity 100 and RTF 0.3). Beyond the knee the underrun after n chunks of
+// c/f seconds grows as (n-1) * (c/f) * (RTF*active/Capacity - 1).
+//
+// # Faults
+//
+// Each fault has a probability per request (Faults), drawn from the request's
+// own generator before any timing draw, so enabling one fault does not move
+// the timing of others. Mid-stream faults strike before audio chunk n/2 of n
+// (before text word k/2 when the response has no audio).
+package simulator

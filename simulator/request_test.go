@@ -1,0 +1,64 @@
+package simulator
+
+import (
+	"testing"
+)
+
+func FuzzParseChatRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"input_audio"}]}],"modalities":["audio"],"audio":{"format":"pcm16"}}`,
+		`{"messages":[]}`, `{"messages":null}`, `{}`, `[]`, `null`, ``, `{"messages":[1]}`,
+		`{"messages":[{"role":"user","content":{"x":1}}]}`, `{"modalities":["image"],"messages":[{"role":"u","content":null}]}`,
+		`{"messages":[{"role":"user","content":"x"}],"audio":{"format":"ogg"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, e := parseChatRequest(body)
+		if e != nil {
+			if e.Status != 400 || e.Message == "" || e.Type != "BadRequestError" {
+				t.Fatalf("bad error %+v", e)
+			}
+			return
+		}
+		if req.format != "wav" && req.format != "pcm" {
+			t.Fatalf("format %q accepted", req.format)
+		}
+		if !req.text && !req.audio {
+			t.Fatal("no output modality")
+		}
+		if req.reply == "" || req.voice == "" {
+			t.Fatalf("empty reply %q or voice %q", req.reply, req.voice)
+		}
+	})
+}
+
+func FuzzParseSpeechRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"input":"hello"}`, `{"input":"hi","stream":true,"response_format":"pcm"}`,
+		`{"input":"hi","stream_format":"audio","speed":1}`, `{"input":"hi","speed":0.25,"response_format":"wav"}`,
+		`{"input":""}`, `{"input":5}`, `{}`, `{"input":"x","speed":"fast"}`, `{"input":"x","stream_format":"ws"}`,
+		`{"input":"x","stream":true,"speed":2}`, `{"input":"x","response_format":"aac"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, e := parseSpeechRequest(body)
+		if e != nil {
+			if e.Status != 400 || e.Message == "" || e.Param == "" && e.Type != "BadRequestError" {
+				t.Fatalf("bad error %+v", e)
+			}
+			return
+		}
+		if req.format != "wav" && req.format != "pcm" {
+			t.Fatalf("format %q accepted", req.format)
+		}
+		if !(req.speed >= 0.25 && req.speed <= 4) || req.mode != speechFile && req.speed != 1 {
+			t.Fatalf("speed %v in mode %d accepted", req.speed, req.mode)
+		}
+		if req.input == "" {
+			t.Fatal("empty input accepted")
+		}
+	})
+}

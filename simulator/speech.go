@@ -1,0 +1,279 @@
+package simulator
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/wav"
+)
+
+// Speech response modes (protocol section 4).
+const (
+	speechFile   = iota // whole file
+	speechStream        // raw byte stream (stream_format "audio")
+	speechSSE           // SSE (stream true or stream_format "sse")
+)
+
+// speechRequest is a validated /v1/audio/speech request.
+type speechRequest struct {
+	model  string
+	input  string
+	voice  string
+	format string // wav or pcm
+	speed  float64
+	mode   int
+}
+
+// speechBody is the wire form of the fields the simulator reads; the
+// model-specific extras (task_type, language, ref_audio, ref_text,
+// max_new_tokens, seed, ...) are accepted and ignored.
+type speechBody struct {
+	Input          *string  `json:"input"`
+	Model          string   `json:"model"`
+	Voice          string   `json:"voice"`
+	Speaker        string   `json:"speaker"`
+	ResponseFormat *string  `json:"response_format"`
+	Speed          *float64 `json:"speed"`
+	Stream         bool     `json:"stream"`
+	StreamFormat   *string  `json:"stream_format"`
+}
+
+// Messages of the streaming constraints, as the real server words them.
+const (
+	msgStreamFormat = "Streaming (stream=true) requires response_format='pcm' or 'wav'. Got response_format='%s'."
+	msgStreamSpeed  = "Speed adjustment is not supported when streaming (stream=true). Set speed=1.0 or omit it."
+)
+
+// parseSpeechRequest validates a speech body. Errors are 400s naming the field.
+func parseSpeechRequest(body []byte) (*speechRequest, *apiError) {
+	var b speechBody
+	if e := decodeJSON(body, &b); e != nil {
+		return nil, e
+	}
+	if b.Input == nil {
+		return nil, badRequest("input", "input: field required")
+	}
+	if strings.TrimSpace(*b.Input) == "" {
+		return nil, badRequest("input", "input: must not be empty")
+	}
+	req := &speechRequest{model: b.Model, input: *b.Input, speed: 1, voice: DefaultVoice}
+	switch {
+	case b.Voice != "":
+		req.voice = b.Voice
+	case b.Speaker != "":
+		req.voice = b.Speaker
+	}
+	format := "wav"
+	if b.ResponseFormat != nil {
+		f, e := normalizeFormat("response_format", *b.ResponseFormat, "aac")
+		if e != nil {
+			return nil, e
+		}
+		format = f
+	}
+	if b.Speed != nil {
+		if !(*b.Speed >= 0.25 && *b.Speed <= 4) {
+			return nil, badRequest("speed", "speed: must be between 0.25 and 4.0, got %v", *b.Speed)
+		}
+		req.speed = *b.Speed
+	}
+	switch {
+	case b.StreamFormat == nil && !b.Stream:
+		req.mode = speechFile
+	case b.StreamFormat == nil || *b.StreamFormat == "sse":
+		req.mode = speechSSE
+	case *b.StreamFormat == "audio":
+		req.mode = speechStream
+	default:
+		return nil, badRequest("stream_format", "stream_format: must be 'sse' or 'audio', got '%s'", *b.StreamFormat)
+	}
+	if req.mode != speechFile {
+		if format != "pcm" && format != "wav" {
+			return nil, badRequest("response_format", msgStreamFormat, format)
+		}
+		if req.speed != 1 {
+			return nil, badRequest("speed", msgStreamSpeed)
+		}
+	}
+	if format != "pcm" && format != "wav" {
+		return nil, unsupportedFormat("response_format", format)
+	}
+	req.format = format
+	return req, nil
+}
+
+func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	body, e := readBody(w, r)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	req, e := parseSpeechRequest(body)
+	if e == nil {
+		e = s.checkModel(req.model)
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	j := s.newJob(r.Context(), arrival, jobSpec{
+		endpoint:  "speech",
+		key:       req.input,
+		audioOn:   true,
+		audioText: req.input,
+		voice:     req.voice,
+		speed:     req.speed,
+		promptTok: promptTokens(utf8.RuneCountInString(req.input)),
+	})
+	defer j.release()
+	if j.plan.faults.http500 {
+		j.fail()
+		writeError(w, errInternal("simulated internal server error (fault injection: --fault-500)"))
+		return
+	}
+	switch req.mode {
+	case speechFile:
+		s.speechWhole(w, j, req)
+	case speechStream:
+		s.speechBytes(w, j, req)
+	default:
+		s.speechEvents(w, j, req)
+	}
+}
+
+func (s *Server) wavFormat() wav.Format {
+	return wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}
+}
+
+func mediaType(format string) string {
+	if format == "wav" {
+		return "audio/wav"
+	}
+	return "audio/pcm"
+}
+
+// speechWhole answers with one file after the whole generation.
+func (s *Server) speechWhole(w http.ResponseWriter, j *job, req *speechRequest) {
+	pcm := make([]byte, 0, 2*j.plan.totalFrames)
+	err := j.run(func(ev *event) error {
+		pcm = j.render(pcm, ev)
+		return nil
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, errFaultEvent):
+		j.fail()
+		writeError(w, errInternal("simulated generation error (fault injection: --fault-error-event)"))
+		return
+	case errors.Is(err, errFaultDisconnect):
+		j.fail()
+		panic(http.ErrAbortHandler)
+	default:
+		j.fail()
+		return
+	}
+	body := pcm
+	if req.format == "wav" {
+		body = wav.Encode(s.wavFormat(), pcm)
+	}
+	j.succeed()
+	w.Header().Set("Content-Type", mediaType(req.format))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body) // the client may be gone; the metrics already count the request
+}
+
+// speechBytes streams raw PCM as it is produced; with wav, a 44-byte header
+// with 0xFFFFFFFF sizes goes first, at once. Errors cannot be signalled in
+// band, so the error-event fault drops the connection like the disconnect
+// fault does.
+func (s *Server) speechBytes(w http.ResponseWriter, j *job, req *speechRequest) {
+	w.Header().Set("Content-Type", mediaType(req.format))
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 0, max(wav.HeaderSize, j.maxChunkBytes()))
+	if req.format == "wav" {
+		buf = wav.AppendHeader(buf, s.wavFormat(), wav.UnknownSize)
+		_, _ = w.Write(buf) // a failure shows on the next write
+	}
+	_ = rc.Flush()
+	cork := corkOf(j.ctx)
+	err := j.run(func(ev *event) error {
+		buf = j.render(buf[:0], ev)
+		return corked(cork, func() error {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			return flush(rc)
+		})
+	})
+	switch {
+	case err == nil:
+		j.succeed()
+	case errors.Is(err, errFaultEvent), errors.Is(err, errFaultDisconnect):
+		j.fail()
+		panic(http.ErrAbortHandler)
+	default:
+		j.fail()
+	}
+}
+
+// speechEvents streams speech.audio.delta events and a final
+// speech.audio.done (no [DONE]); with wav the first delta is the bare
+// streaming header, sent at once.
+func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest) {
+	out := newSSEOut(j.ctx, w, s.cfg.Stamp)
+	const deltaType = "speech.audio.delta"
+	pcm := make([]byte, 0, j.maxChunkBytes())
+	payload := make([]byte, 0, base64.StdEncoding.EncodedLen(max(wav.HeaderSize, cap(pcm)))+256)
+	delta := func(audio []byte, corrupt bool) error {
+		payload = append(payload[:0], `{"type":"speech.audio.delta","audio":"`...)
+		payload = appendBase64(payload, audio, corrupt)
+		payload = append(payload, `","response_format":`...)
+		payload = appendJSONString(payload, req.format)
+		payload = append(payload, '}')
+		return out.send(deltaType, payload)
+	}
+	err := func() error {
+		if req.format == "wav" {
+			if err := delta(wav.AppendHeader(nil, s.wavFormat(), wav.UnknownSize), false); err != nil {
+				return err
+			}
+		}
+		return j.run(func(ev *event) error {
+			pcm = j.render(pcm[:0], ev)
+			return delta(pcm, ev.corrupt)
+		})
+	}()
+	switch {
+	case err == nil:
+		j.succeed()
+		payload = append(payload[:0], `{"type":"speech.audio.done","usage":{"input_tokens":`...)
+		payload = strconv.AppendInt(payload, int64(j.spec.promptTok), 10)
+		payload = append(payload, `,"output_tokens":`...)
+		payload = strconv.AppendInt(payload, int64(j.codecTok), 10)
+		payload = append(payload, `,"total_tokens":`...)
+		payload = strconv.AppendInt(payload, int64(j.spec.promptTok+j.codecTok), 10)
+		payload = append(payload, `}}`...)
+		_ = out.send("speech.audio.done", payload) // a client gone at the very end changes nothing
+	case errors.Is(err, errFaultEvent):
+		j.fail()
+		e := errInternal("simulated mid-stream error (fault injection: --fault-error-event)")
+		e.Type = "server_error"
+		payload = append(payload[:0], `{"type":"speech.audio.error","error":`...)
+		payload = append(payload, e.detailJSON()...)
+		payload = append(payload, '}')
+		_ = out.send("speech.audio.error", payload)
+	case errors.Is(err, errFaultDisconnect):
+		j.fail()
+		panic(http.ErrAbortHandler)
+	default:
+		j.fail()
+	}
+}
