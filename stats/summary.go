@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"fmt"
+	mstats "github.com/montanaflynn/stats"
 	"math"
 	"slices"
 	"sort"
@@ -82,6 +83,13 @@ func Percentile(sorted []float64, p float64) float64 {
 	n := len(sorted)
 	if n == 0 || !(p >= 0 && p <= 100) {
 		return math.NaN()
+	}
+	if p > 0 {
+		// montanaflynn/stats implements the same interpolation (type 7) but
+		// refuses p = 0; its result is used whenever it is finite.
+		if v, err := mstats.Percentile(sorted, p); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return v
+		}
 	}
 	h := float64(n-1) * p / 100
 	lo := int(math.Floor(h))
