@@ -19,6 +19,7 @@ type compareOptions struct {
 	test        string
 	percentiles []float64
 	gates       []string
+	html        string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -58,6 +59,7 @@ Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
 	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown, json or csv")
 	f.StringVar(&o.test, "test", stats.TestWelch.String(), "test that decides significance: welch (means) or utest (Mann-Whitney)")
 	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
+	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report (tables and both runs' distributions) to this file")
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 1 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -98,6 +100,11 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	}
 	if err := res.Write(cmd.OutOrStdout(), o.format); err != nil {
 		return err
+	}
+	if o.html != "" {
+		if err := report.WriteHTMLFile(o.html, res.HTML(a, b)); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
 	}
 	if o.format == report.FormatCSV {
 		// CSV has no room for notes; warnings and gate verdicts are logs then.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,21 @@ func TestCompareCmdFormats(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "\nmetric,n A,") || !strings.Contains(out, "\nttfp (ms),10,126.2,124.5,10,126.2,124.5,~,") ||
 		!strings.Contains(errOut, "test: utest") {
 		t.Errorf("csv: code %d err %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
+	}
+}
+
+func TestCompareCmdHTML(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cmp.html")
+	if _, _, code, err := runCompareCmd(t, cmpBase, cmpSlower, "--html", path); code != 0 {
+		t.Fatalf("code %d, err %v", code, err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="ab-cdf-ttfp"`, `data-chart="ab-cdf-e2e"`, "base.jsonl", "slower.jsonl"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
 	}
 }
