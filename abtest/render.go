@@ -54,8 +54,8 @@ func (r *Result) Tables() []report.Table {
 		p95b, _ := mr.B.Percentile(95)
 		row := []string{
 			m.Label(),
-			strconv.Itoa(mr.A.N), formatValue(mr.A.Mean * m.Scale), formatValue(mr.A.Median * m.Scale), formatValue(p95a * m.Scale),
-			strconv.Itoa(mr.B.N), formatValue(mr.B.Mean * m.Scale), formatValue(mr.B.Median * m.Scale), formatValue(p95b * m.Scale),
+			strconv.Itoa(mr.A.N), report.FormatValue(mr.A.Mean * m.Scale), report.FormatValue(mr.A.Median * m.Scale), report.FormatValue(p95a * m.Scale),
+			strconv.Itoa(mr.B.N), report.FormatValue(mr.B.Mean * m.Scale), report.FormatValue(mr.B.Median * m.Scale), report.FormatValue(p95b * m.Scale),
 		}
 		if !mr.Tested {
 			sum.Rows = append(sum.Rows, append(row, "-", mr.Verdict))
@@ -67,10 +67,10 @@ func (r *Result) Tables() []report.Table {
 		lo, hi := ciBMinusA(c.Welch)
 		tests.Rows = append(tests.Rows, []string{
 			m.Label(),
-			formatStat(c.Welch.T), formatStat(c.Welch.DF), formatP(c.Welch.P),
-			"[" + formatValue(lo*m.Scale) + ", " + formatValue(hi*m.Scale) + "]",
-			formatP(c.MannWhitneyP), formatP(mr.HolmP), formatStat(c.HedgesG),
-			formatValue(c.MDE * m.Scale), formatPct(c.MDEPct),
+			formatStat(c.Welch.T), formatStat(c.Welch.DF), report.FormatP(c.Welch.P),
+			"[" + report.FormatValue(lo*m.Scale) + ", " + report.FormatValue(hi*m.Scale) + "]",
+			report.FormatP(c.MannWhitneyP), report.FormatP(mr.HolmP), formatStat(c.HedgesG),
+			report.FormatValue(c.MDE * m.Scale), report.FormatPct(c.MDEPct),
 		})
 	}
 	return []report.Table{sum, tests, r.metricsTable()}
@@ -204,30 +204,6 @@ func (r *Result) metricsTable() report.Table {
 	return t
 }
 
-// formatValue prints about four significant digits without exponents in the
-// range latencies and RTFs live in (as `omnibench compare` does).
-func formatValue(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v):
-		return "-"
-	case v == 0:
-		return "0"
-	case math.IsInf(v, 0) || a >= 1e7 || a < 1e-3:
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-}
-
 // formatStat prints a test statistic or df with three decimals.
 func formatStat(v float64) string {
 	switch {
@@ -237,24 +213,6 @@ func formatStat(v float64) string {
 		return fmt.Sprint(v)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
-}
-
-func formatP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "-"
-	case p == 0 || p >= 0.001:
-		return strconv.FormatFloat(p, 'f', 3, 64)
-	default:
-		return strconv.FormatFloat(p, 'e', 1, 64)
-	}
-}
-
-func formatPct(p float64) string {
-	if math.IsNaN(p) || math.IsInf(p, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
 func formatDeltaPct(d float64) string {

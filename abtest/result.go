@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/compare"
+	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -210,7 +211,7 @@ func metricVerdict(mr MetricResult) string {
 		return "no significant difference"
 	}
 	d := mr.Comparison.DeltaPct
-	p := "holm p=" + formatP(mr.HolmP)
+	p := "holm p=" + report.FormatP(mr.HolmP)
 	switch {
 	case math.IsNaN(d):
 		return fmt.Sprintf("B differs (%s)", p)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -330,13 +331,13 @@ func TestFormatValue(t *testing.T) {
 		0: "0", 1234.56: "1235", 126.2: "126.2", 12.345: "12.35", 1.5: "1.500", 0.777: "0.7770",
 		0.0001234: "0.000123", -3.5: "-3.500", math.NaN(): "-",
 	} {
-		if got := formatValue(v); got != want {
-			t.Errorf("formatValue(%v) = %q, want %q", v, got, want)
+		if got := report.FormatValue(v); got != want {
+			t.Errorf("report.FormatValue(%v) = %q, want %q", v, got, want)
 		}
 	}
 	for p, want := range map[float64]string{1: "1.000", 0.0312: "0.031", 4.4e-9: "4.4e-09", 0: "0.000", math.NaN(): "-"} {
-		if got := formatP(p); got != want {
-			t.Errorf("formatP(%v) = %q, want %q", p, got, want)
+		if got := report.FormatP(p); got != want {
+			t.Errorf("report.FormatP(%v) = %q, want %q", p, got, want)
 		}
 	}
 }

@@ -48,14 +48,14 @@ func (r *Result) Tables() []report.Table {
 		m := row.Metric
 		cells := []string{
 			m.Label(),
-			strconv.Itoa(row.A.N), formatValue(row.A.Mean * m.Scale), formatValue(row.A.Median * m.Scale),
-			strconv.Itoa(row.B.N), formatValue(row.B.Mean * m.Scale), formatValue(row.B.Median * m.Scale),
+			strconv.Itoa(row.A.N), report.FormatValue(row.A.Mean * m.Scale), report.FormatValue(row.A.Median * m.Scale),
+			strconv.Itoa(row.B.N), report.FormatValue(row.B.Mean * m.Scale), report.FormatValue(row.B.Median * m.Scale),
 		}
 		if !row.Tested {
 			cells = append(cells, "-", "-", "-", "-", "-")
 		} else {
 			c := row.Comparison
-			cells = append(cells, formatDelta(row), formatP(c.Welch.P), formatP(c.MannWhitneyP), formatP(row.HolmP), formatPct(c.MDEPct))
+			cells = append(cells, formatDelta(row), report.FormatP(c.Welch.P), report.FormatP(c.MannWhitneyP), report.FormatP(row.HolmP), report.FormatPct(c.MDEPct))
 		}
 		cmp.Rows = append(cmp.Rows, cells)
 	}
@@ -71,7 +71,7 @@ func (r *Result) Tables() []report.Table {
 	for _, row := range r.Rows {
 		cells := []string{row.Metric.Label()}
 		for i := range r.Percentiles {
-			cells = append(cells, formatValue(row.A.Percentiles[i].Value*row.Metric.Scale), formatValue(row.B.Percentiles[i].Value*row.Metric.Scale))
+			cells = append(cells, report.FormatValue(row.A.Percentiles[i].Value*row.Metric.Scale), report.FormatValue(row.B.Percentiles[i].Value*row.Metric.Scale))
 		}
 		pct.Rows = append(pct.Rows, cells)
 	}
@@ -111,48 +111,6 @@ func armNote(role string, a Arm) string {
 		s += fmt.Sprintf(" (scenario %s)", a.Scenario)
 	}
 	return s + fmt.Sprintf(": %d of %d requests compared (%d failed, %d warm-up left out)", a.Used, a.Records, a.Failed, a.Warmup)
-}
-
-// formatValue prints about four significant digits without exponents in the
-// range latencies and RTFs live in.
-func formatValue(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v):
-		return "-"
-	case v == 0:
-		return "0"
-	case math.IsInf(v, 0) || a >= 1e7 || a < 1e-3:
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 4, 64)
-	}
-}
-
-func formatP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "-"
-	case p == 0 || p >= 0.001:
-		return strconv.FormatFloat(p, 'f', 3, 64)
-	default:
-		return strconv.FormatFloat(p, 'e', 1, 64)
-	}
-}
-
-func formatPct(p float64) string {
-	if math.IsNaN(p) || math.IsInf(p, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
 func formatDelta(row Row) string {

@@ -112,7 +112,7 @@ func sloLabel(s SLOLine) string {
 	if s.Label != "" {
 		return s.Label
 	}
-	return "SLO " + s.Figure + " " + fv(s.Value)
+	return "SLO " + s.Figure + " " + strconv.FormatFloat(s.Value, 'g', -1, 64) // the limit as written
 }
 
 // levelTables lists every level with its figures: the charted figures

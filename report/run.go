@@ -162,23 +162,13 @@ func percentileHeaders(ps []float64) []string {
 	return out
 }
 
-// fv formats a statistic for reading: whole numbers from 1000 up, one
-// decimal from 10, four significant digits below; "-" when undefined.
+// fv formats a figure of the run report, where counts sit beside
+// statistics: whole numbers print without decimals.
 func fv(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	case a >= 1000 || (v == math.Trunc(v) && a < 1e15):
+	if v == math.Trunc(v) && math.Abs(v) < 1e7 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a == 0:
-		return "0"
-	case a < 1e-4:
-		return strconv.FormatFloat(v, 'e', 2, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return FormatValue(v)
 }
 
 func ff(v float64, prec int) string {
