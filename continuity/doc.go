@@ -24,6 +24,10 @@
 // end of the stream), then behaves like StallResume. It trades start-up delay
 // for fewer stalls.
 //
+// PrerollTimeline runs the same player and also returns its playback
+// position over time (Timeline), the curve a report draws; FixedStartup
+// recreates a Preroll player from a recorded start-up delay.
+//
 // Worked example: 24 kHz mono s16 (bps = 48000), chunks arriving at
 // 0, 0.10, 0.50 and 0.55 s with 9600, 4800, 9600 and 4800 bytes (0.2, 0.1,
 // 0.2 and 0.1 s of audio).
@@ -36,8 +40,10 @@
 //   - StallResume: the 0.3 s received by 0.10 runs out at 0.30; the next
 //     chunk comes at 0.50, a 0.20 s stall; playback resumes at 0.50 with
 //     0.2 s buffered, so the chunk at 0.55 is in time. Result: start-up 0,
-//     1 stall, 0.20 s total and longest. The reference's second event is the
-//     never-pausing player still being behind, not a second gap.
+//     1 stall, 0.20 s total and longest; its Timeline is (0, 0), (0.3, 0.3),
+//     (0.5, 0.3), (0.8, 0.6) as (time, position). The reference's second
+//     event is the never-pausing player still being behind, not a second
+//     gap.
 //   - Preroll{BufferS: 0.25}: 0.2 s is buffered at 0, 0.3 s at 0.10, so
 //     playback starts at 0.10 (start-up delay 0.10) and runs out at 0.40;
 //     the chunk at 0.50 means one stall of 0.10 s. In general the stall-

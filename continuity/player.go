@@ -1,5 +1,7 @@
 package continuity
 
+import "math"
+
 // PrerollConfig is the start rule of the pre-buffering player.
 type PrerollConfig struct {
 	BufferS  float64 // start once this much audio (seconds) has been received
@@ -41,6 +43,53 @@ func StallResume(in Input) PlayerResult {
 // neither counted nor used to reset the resume point, so real lateness that
 // accumulates across chunks is still reported once it reaches a frame.
 func Preroll(in Input, cfg PrerollConfig) PlayerResult {
+	return play(in, cfg, nil)
+}
+
+// Timeline is the playback position of a player over time: at Times[i] (the
+// clock of Input.ArrivalsS) the player has played Positions[i] seconds of
+// audio. Between consecutive points the position is linear, either playing
+// (slope 1) or stalled (flat); before Times[0] playback has not started
+// (position 0), and the last point is where it has played all the audio it
+// received. Times is non-decreasing; both slices are empty for input that
+// gives a zero PlayerResult.
+//
+// The points are the corners of the curve: the start, then for each stall
+// the time the buffer ran dry and the arrival that resumed playback (equal
+// positions), then the end.
+type Timeline struct {
+	Times     []float64
+	Positions []float64
+}
+
+// PrerollTimeline is Preroll together with the playback position it
+// describes; the PlayerResult is exactly Preroll's. With a zero config it is
+// StallResume's timeline, and with FixedStartup(d) that of a player known
+// only by its start-up delay d.
+func PrerollTimeline(in Input, cfg PrerollConfig) (PlayerResult, Timeline) {
+	var tl Timeline
+	res := play(in, cfg, &tl)
+	return res, tl
+}
+
+// FixedStartup is the configuration of a player that starts delayS after the
+// first arrival whatever it has received (or at the last arrival, if that is
+// earlier): an unreachable buffer capped by MaxWaitS. It recreates a Preroll
+// player from a recorded StartupDelayS. delayS <= 0 gives the zero config,
+// StallResume, which starts at the first arrival.
+func FixedStartup(delayS float64) PrerollConfig {
+	if !(delayS > 0) {
+		return PrerollConfig{}
+	}
+	return PrerollConfig{BufferS: math.Inf(1), MaxWaitS: delayS}
+}
+
+// play is the player loop behind Preroll, StallResume and PrerollTimeline.
+// When tl is not nil it also records the corners of the position curve: the
+// player resumed at r with since bytes received from then on, so when a
+// chunk at t finds it dry it ran dry at r + since/bps, having played
+// since/bps more seconds of audio, and stayed there until t.
+func play(in Input, cfg PrerollConfig, tl *Timeline) PlayerResult {
 	if !in.valid() {
 		return PlayerResult{}
 	}
@@ -60,6 +109,10 @@ func Preroll(in Input, cfg PrerollConfig) PlayerResult {
 
 	start := startTime(in, first, t0, bps, cfg)
 	res := PlayerResult{StartupDelayS: start}
+	played := 0.0 // seconds of audio played up to resume
+	if tl != nil {
+		tl.Times, tl.Positions = append(tl.Times, t0+start), append(tl.Positions, 0)
+	}
 
 	resume := start // relative time playback last (re)started
 	since := 0      // bytes received up to resume, plus those after it
@@ -82,9 +135,18 @@ func Preroll(in Input, cfg PrerollConfig) PlayerResult {
 			if stall > res.LongestStallS {
 				res.LongestStallS = stall
 			}
+			if tl != nil {
+				played += float64(since) / bps
+				tl.Times = append(tl.Times, t0+(resume+float64(since)/bps), in.ArrivalsS[i])
+				tl.Positions = append(tl.Positions, played, played)
+			}
 			resume, since = t, 0
 		}
 		since += b
+	}
+	if tl != nil {
+		tl.Times = append(tl.Times, t0+resume+float64(since)/bps)
+		tl.Positions = append(tl.Positions, played+float64(since)/bps)
 	}
 	return res
 }

@@ -172,3 +172,158 @@ func BenchmarkPreroll(b *testing.B) {
 		_ = Preroll(in, PrerollConfig{BufferS: 0.2})
 	}
 }
+
+// TestPrerollTimelineHandComputed checks the playback curve's corners
+// against values worked out by hand (24 kHz mono s16, 4800 bytes = 0.1 s),
+// and that its PlayerResult is Preroll's.
+func TestPrerollTimelineHandComputed(t *testing.T) {
+	const h = 1.0 / 48000
+	doc := Input{ArrivalsS: []float64{0, 0.1, 0.5, 0.55}, Bytes: []int{9600, 4800, 9600, 4800}, SampleRate: 24000}
+	three := Input{ArrivalsS: []float64{1.0, 1.3, 1.45, 2.0}, Bytes: repeat(4, 4800), SampleRate: 24000}
+	cases := []struct {
+		name       string
+		in         Input
+		cfg        PrerollConfig
+		times, pos []float64
+	}{
+		// The package doc example: 0.3 s received by 0.1 plays from 0 to
+		// 0.3, flat until the chunk at 0.5, then the other 0.3 s to 0.8.
+		{"doc stall-resume", doc, PrerollConfig{}, []float64{0, 0.3, 0.5, 0.8}, []float64{0, 0.3, 0.3, 0.6}},
+		// Starts at 0.1 with 0.3 s: dry at 0.4, resumes at 0.5.
+		{"doc preroll 250ms", doc, PrerollConfig{BufferS: 0.25}, []float64{0.1, 0.4, 0.5, 0.8}, []float64{0, 0.3, 0.3, 0.6}},
+		// Starts at 0.05; the chunk at 0.1 extends the audio to 0.35.
+		{"doc preroll max wait", doc, PrerollConfig{BufferS: 0.25, MaxWaitS: 0.05}, []float64{0.05, 0.35, 0.5, 0.8}, []float64{0, 0.3, 0.3, 0.6}},
+		// Starts at the last arrival with everything: one straight line.
+		{"doc preroll never full", doc, PrerollConfig{BufferS: 1}, []float64{0.55, 1.15}, []float64{0, 0.6}},
+		// A fixed start-up of 0.3 s is in time for every later chunk.
+		{"doc fixed 300ms", doc, FixedStartup(0.3), []float64{0.3, 0.9}, []float64{0, 0.6}},
+		// A fixed start-up past the last arrival starts at the last arrival.
+		{"doc fixed 2s", doc, FixedStartup(2), []float64{0.55, 1.15}, []float64{0, 0.6}},
+		// Absolute clock t0 = 1.0: each 0.1 s chunk is played out before the
+		// next one comes, so three stalls (1.1-1.3, 1.4-1.45, 1.55-2.0).
+		{"three stalls", three, PrerollConfig{}, []float64{1.0, 1.1, 1.3, 1.4, 1.45, 1.55, 2.0, 2.1}, []float64{0, 0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4}},
+		// The leading zero-byte chunk is ignored: playback starts at 0.2.
+		{"leading empty chunk", Input{ArrivalsS: []float64{0, 0.2, 0.5}, Bytes: []int{0, 4800, 4800}, SampleRate: 24000}, PrerollConfig{},
+			[]float64{0.2, 0.3, 0.5, 0.6}, []float64{0, 0.1, 0.1, 0.2}},
+		// Half a frame late is not a stall: the line runs straight through.
+		{"half frame late", Input{ArrivalsS: []float64{0, 0.1 + h}, Bytes: []int{4800, 4800}, SampleRate: 24000}, PrerollConfig{}, []float64{0, 0.2}, []float64{0, 0.2}},
+		{"empty", Input{SampleRate: 24000}, PrerollConfig{}, nil, nil},
+		{"only empty chunks", Input{ArrivalsS: []float64{0, 1}, Bytes: []int{0, 0}, SampleRate: 24000}, PrerollConfig{BufferS: 0.2}, nil, nil},
+		{"no rate", Input{ArrivalsS: []float64{0, 1}, Bytes: []int{4800, 4800}}, PrerollConfig{}, nil, nil},
+	}
+	near := func(got, want []float64) bool {
+		if len(got) != len(want) {
+			return false
+		}
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-12 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range cases {
+		res, tl := PrerollTimeline(c.in, c.cfg)
+		if !near(tl.Times, c.times) || !near(tl.Positions, c.pos) {
+			t.Errorf("%s: timeline %v / %v, want %v / %v", c.name, tl.Times, tl.Positions, c.times, c.pos)
+		}
+		if want := Preroll(c.in, c.cfg); res != want {
+			t.Errorf("%s: result %+v, Preroll %+v", c.name, res, want)
+		}
+	}
+}
+
+// TestFixedStartup checks that a Preroll player is recreated exactly from
+// its start-up delay, and that FixedStartup of 0 (or less) is StallResume.
+func TestFixedStartup(t *testing.T) {
+	if FixedStartup(0) != (PrerollConfig{}) || FixedStartup(-1) != (PrerollConfig{}) || FixedStartup(math.NaN()) != (PrerollConfig{}) {
+		t.Error("FixedStartup of a non-positive delay should be the zero config")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for iter := range 2000 {
+		in := randomInput(r)
+		cfg := PrerollConfig{BufferS: r.Float64() * 1.5}
+		if r.IntN(2) == 0 {
+			cfg.MaxWaitS = r.Float64()
+		}
+		want := Preroll(in, cfg)
+		if got := Preroll(in, FixedStartup(want.StartupDelayS)); got != want {
+			t.Fatalf("iter %d: %+v from start-up %g, Preroll %+v gave %+v", iter, got, want.StartupDelayS, cfg, want)
+		}
+	}
+}
+
+// TestPrerollTimelineShape checks, for random inputs, that the timeline is
+// the curve of its PlayerResult: it starts StartupDelayS after the first
+// arrival, alternates playing (slope 1) and stalled (flat) segments with one
+// flat segment per stall whose lengths add up to TotalStallS, never plays
+// more than a frame of audio that has not arrived, and ends having played
+// all of it.
+func TestPrerollTimelineShape(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const eps = 1e-8 // absolute clocks up to 1e5 s lose digits
+	for iter := range 2000 {
+		in := randomInput(r)
+		if r.IntN(4) == 0 {
+			in.Bytes[r.IntN(len(in.Bytes))] = 0
+		}
+		cfg := PrerollConfig{}
+		if r.IntN(2) == 0 {
+			cfg = PrerollConfig{BufferS: r.Float64(), MaxWaitS: r.Float64()}
+		}
+		res, tl := PrerollTimeline(in, cfg)
+		if want := Preroll(in, cfg); res != want {
+			t.Fatalf("iter %d: result %+v, Preroll %+v", iter, res, want)
+		}
+		if in.DurationS() == 0 {
+			if len(tl.Times) != 0 || len(tl.Positions) != 0 {
+				t.Fatalf("iter %d: a timeline without audio: %+v", iter, tl)
+			}
+			continue
+		}
+		n := len(tl.Times)
+		if n != len(tl.Positions) || n != 2+2*res.Stalls {
+			t.Fatalf("iter %d: %d times, %d positions for %d stalls", iter, n, len(tl.Positions), res.Stalls)
+		}
+		t0 := in.ArrivalsS[0]
+		for i, b := range in.Bytes {
+			if b > 0 {
+				t0 = in.ArrivalsS[i]
+				break
+			}
+		}
+		if math.Abs(tl.Times[0]-(t0+res.StartupDelayS)) > eps || tl.Positions[0] != 0 {
+			t.Fatalf("iter %d: starts at %g/%g, want %g/0", iter, tl.Times[0], tl.Positions[0], t0+res.StartupDelayS)
+		}
+		if math.Abs(tl.Positions[n-1]-in.DurationS()) > eps {
+			t.Fatalf("iter %d: ends at %g s of audio, want %g", iter, tl.Positions[n-1], in.DurationS())
+		}
+		stalled := 0.0
+		for i := 1; i < n; i++ {
+			dt, dp := tl.Times[i]-tl.Times[i-1], tl.Positions[i]-tl.Positions[i-1]
+			if i%2 == 0 { // a stall: flat
+				if dp != 0 || dt <= 0 {
+					t.Fatalf("iter %d: stall segment %d has dt %g, dp %g", iter, i, dt, dp)
+				}
+				stalled += dt
+			} else if math.Abs(dt-dp) > eps || dp < 0 { // playing: slope 1
+				t.Fatalf("iter %d: playing segment %d has dt %g, dp %g", iter, i, dt, dp)
+			}
+		}
+		if math.Abs(stalled-res.TotalStallS) > eps {
+			t.Fatalf("iter %d: flat segments last %g s, TotalStallS %g", iter, stalled, res.TotalStallS)
+		}
+		frame := 1 / float64(in.SampleRate)
+		for i, tt := range tl.Times {
+			received := 0
+			for j, a := range in.ArrivalsS {
+				if a <= tt+eps {
+					received += in.Bytes[j]
+				}
+			}
+			if have := float64(received) / float64(in.bytesPerSecond()); tl.Positions[i] > have+frame+eps {
+				t.Fatalf("iter %d: position %g at %g beyond the %g s received", iter, tl.Positions[i], tt, have)
+			}
+		}
+	}
+}

@@ -5,18 +5,16 @@ import (
 	"github.com/omnibench/omnibench/results"
 )
 
-// The curves in this file redraw continuity's player models as positions
-// over time, for the worst response's timeline chart. continuity reports
-// only totals; a chart needs the corners. They follow the semantics that
-// continuity documents (zero-byte chunks ignored, times relative to the first
-// non-empty arrival, a shortfall under one sample frame is not a stall), and
-// a test checks their stall totals against continuity.StallResume and
-// continuity.Preroll.
+// The curves in this file are drawn for the worst response's timeline
+// chart. The pausing players' positions come from continuity itself
+// (PrerollTimeline), so the chart and the reported stalls are one model; the
+// received and reference curves follow continuity's input semantics
+// (zero-byte chunks ignored, the first arrival is the first non-empty one).
 
-// pcmRates returns bytes per second and per sample frame of in, with
-// continuity's defaults (width 2, mono); ok is false when in cannot be
-// simulated, exactly when continuity gives a zero result.
-func pcmRates(in continuity.Input) (bps, frame float64, ok bool) {
+// pcmRates returns the bytes per second of in, with continuity's defaults
+// (width 2, mono); ok is false when in cannot be simulated, exactly when
+// continuity gives a zero result.
+func pcmRates(in continuity.Input) (bps float64, ok bool) {
 	w, c := in.SampleWidth, in.Channels
 	if w == 0 {
 		w = 2
@@ -25,9 +23,9 @@ func pcmRates(in continuity.Input) (bps, frame float64, ok bool) {
 		c = 1
 	}
 	if len(in.ArrivalsS) == 0 || len(in.ArrivalsS) != len(in.Bytes) || in.SampleRate <= 0 || in.SampleRate*w*c <= 0 {
-		return 0, 0, false
+		return 0, false
 	}
-	return float64(in.SampleRate * w * c), float64(w * c), true
+	return float64(in.SampleRate * w * c), true
 }
 
 // firstAudio is the index of the first chunk with audio, or -1.
@@ -44,7 +42,7 @@ func firstAudio(in continuity.Input) int {
 // step points: 0 from time 0 until the first arrival, then a jump at every
 // chunk. Times are those of in (seconds since the request was sent).
 func receivedCurve(in continuity.Input) (ts, audio []float64) {
-	bps, _, ok := pcmRates(in)
+	bps, ok := pcmRates(in)
 	if !ok || firstAudio(in) < 0 {
 		return nil, nil
 	}
@@ -65,7 +63,7 @@ func receivedCurve(in continuity.Input) (ts, audio []float64) {
 // pausing, until all the audio received has been played. Where it runs
 // above the received curve the reference counts an underrun.
 func referenceCurve(in continuity.Input) (ts, pos []float64) {
-	bps, _, ok := pcmRates(in)
+	bps, ok := pcmRates(in)
 	first := firstAudio(in)
 	if !ok || first < 0 {
 		return nil, nil
@@ -93,52 +91,16 @@ type playback struct {
 
 // playerCurve is the position of continuity's pausing player that starts
 // startupS after the first non-empty arrival: StallResume with 0, Preroll
-// with the start-up delay its configuration produced. It plays at real
-// time, runs dry when it has played everything received since it last
-// resumed, stays flat until the next chunk arrives and resumes then.
-//
-// The stall test is continuity's: the player resumed at r (relative to the
-// first arrival) with since bytes received from then on, so a chunk at t
-// finds it dry when (t-r)*bps - since is at least one frame. It ran dry at
-// r + since/bps, having played since/bps more seconds of audio.
+// with the start-up delay its configuration produced (a record keeps the
+// delay, not the configuration). ok is false when continuity has nothing to
+// play.
 func playerCurve(in continuity.Input, startupS float64) playback {
-	bps, frame, ok := pcmRates(in)
-	first := firstAudio(in)
-	if !ok || first < 0 {
+	res, tl := continuity.PrerollTimeline(in, continuity.FixedStartup(startupS))
+	if len(tl.Times) == 0 {
 		return playback{}
 	}
-	t0 := in.ArrivalsS[first]
-	p := playback{ok: true, startupDelayS: startupS, ts: []float64{t0 + startupS}, pos: []float64{0}}
-	resume, played, since := startupS, 0.0, 0
-	i := first
-	for ; i < len(in.Bytes) && in.ArrivalsS[i]-t0 <= startupS; i++ {
-		if in.Bytes[i] > 0 {
-			since += in.Bytes[i]
-		}
-	}
-	for ; i < len(in.Bytes); i++ {
-		b := in.Bytes[i]
-		if b <= 0 {
-			continue
-		}
-		t := in.ArrivalsS[i] - t0
-		if deficit := (t-resume)*bps - float64(since); deficit > 0 && deficit >= frame {
-			dry := resume + float64(since)/bps
-			played += float64(since) / bps
-			p.ts = append(p.ts, t0+dry, t0+t)
-			p.pos = append(p.pos, played, played)
-			stall := deficit / bps
-			p.stalls++
-			p.totalStallS += stall
-			p.longestStallS = max(p.longestStallS, stall)
-			resume, since = t, 0
-		}
-		since += b
-	}
-	played += float64(since) / bps
-	p.ts = append(p.ts, t0+resume+float64(since)/bps)
-	p.pos = append(p.pos, played)
-	return p
+	return playback{ts: tl.Times, pos: tl.Positions, stalls: res.Stalls, totalStallS: res.TotalStallS,
+		longestStallS: res.LongestStallS, startupDelayS: res.StartupDelayS, ok: true}
 }
 
 // inputOf is the continuity input of a record's chunk timeline.
@@ -157,7 +119,7 @@ func worstResponse(recs []results.Record) (worst *results.Record, underrunS floa
 		if r.Warmup || firstAudio(in) < 0 {
 			continue
 		}
-		if _, _, usable := pcmRates(in); !usable {
+		if _, usable := pcmRates(in); !usable {
 			continue
 		}
 		u := 0.0

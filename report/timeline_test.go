@@ -58,10 +58,13 @@ func TestPlayerCurvesWorkedExample(t *testing.T) {
 	}
 }
 
-// TestPlayerCurvesMatchContinuity cross-checks the drawn players against
-// continuity's own: the same stalls and stall time, for random timelines
-// with late chunks, zero-byte chunks, stereo and a late first chunk.
-func TestPlayerCurvesMatchContinuity(t *testing.T) {
+// TestPlayerCurvesFromRecords checks what the chart relies on: a record
+// keeps only the pre-roll player's start-up delay, and playerCurve recreates
+// that player from it (the same stalls as continuity.Preroll with its
+// configuration), and the curve stays under the received curve that report
+// draws itself, ending with all the audio played. The curve's own shape is
+// continuity's to test (TestPrerollTimelineShape).
+func TestPlayerCurvesFromRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for trial := range 300 {
 		in := continuity.Input{SampleRate: []int{16000, 24000, 48000}[trial%3], Channels: 1 + trial%2}
@@ -84,11 +87,9 @@ func TestPlayerCurvesMatchContinuity(t *testing.T) {
 		for _, cfg := range []continuity.PrerollConfig{{}, {BufferS: 0.3}, {BufferS: 1, MaxWaitS: 0.4}} {
 			want := continuity.Preroll(in, cfg)
 			got := playerCurve(in, want.StartupDelayS)
-			if got.stalls != want.Stalls || !near(got.totalStallS, want.TotalStallS) || !near(got.longestStallS, want.LongestStallS) {
-				t.Fatalf("trial %d %+v: curve %d stalls %g s (longest %g), continuity %+v", trial, cfg, got.stalls, got.totalStallS, got.longestStallS, want)
+			if got.stalls != want.Stalls || got.totalStallS != want.TotalStallS || got.longestStallS != want.LongestStallS || got.startupDelayS != want.StartupDelayS {
+				t.Fatalf("trial %d %+v: curve %d stalls %g s (longest %g, start-up %g), continuity %+v", trial, cfg, got.stalls, got.totalStallS, got.longestStallS, got.startupDelayS, want)
 			}
-			// The curve never plays audio it has not received, and ends
-			// having played all of it.
 			rx, ry := receivedCurve(in)
 			for i, tt := range got.ts {
 				j, _ := slices.BinarySearch(rx, tt+1e-12)
@@ -96,12 +97,9 @@ func TestPlayerCurvesMatchContinuity(t *testing.T) {
 					t.Fatalf("trial %d: position %g at %g beyond received %g", trial, got.pos[i], tt, ry[max(j-1, 0)])
 				}
 			}
-			if !near(got.pos[len(got.pos)-1], in.DurationS()) {
-				t.Fatalf("trial %d: curve ends at %g s of %g", trial, got.pos[len(got.pos)-1], in.DurationS())
+			if !near(got.pos[len(got.pos)-1], ry[len(ry)-1]) {
+				t.Fatalf("trial %d: curve ends at %g s of %g received", trial, got.pos[len(got.pos)-1], ry[len(ry)-1])
 			}
-		}
-		if sr := continuity.StallResume(in); playerCurve(in, 0).stalls != sr.Stalls {
-			t.Fatalf("trial %d: StallResume mismatch", trial)
 		}
 	}
 }
