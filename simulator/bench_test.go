@@ -27,15 +27,21 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// lateness collects how late the server sent events against its schedule.
+// lateness collects how late the server sent events against their
+// schedule, overall and for events due after steadyAfter (once every stream
+// has started and the connection burst is over).
 type lateness struct {
-	mu sync.Mutex
-	d  []time.Duration
+	mu          sync.Mutex
+	steadyAfter time.Time
+	d, steady   []time.Duration
 }
 
-func (l *lateness) add(d time.Duration) {
+func (l *lateness) add(due time.Time, d time.Duration) {
 	l.mu.Lock()
 	l.d = append(l.d, d)
+	if due.After(l.steadyAfter) {
+		l.steady = append(l.steady, d)
+	}
 	l.mu.Unlock()
 }
 
@@ -56,10 +62,12 @@ func quantileMS(sorted []time.Duration, q float64) float64 {
 // spread over 250 ms. At RTF 1 the streams are real time (about 3000 audio
 // events and 48 MB/s of PCM per second in total); at RTF 0.5 twice that.
 // Reported per sub-benchmark: streams completed per run, wall time per run,
-// event rate, CPU used by the process (server and client) in cores and per
-// event, the p50/p99/max lateness of event sends against their schedule
-// (server side), and the p99 delay between a send stamp and its receipt by
-// the client.
+// event rate, CPU used by the process (server and client) in cores, per
+// event and relative to the schedule's length (cores-needed: the share of
+// the machine a run needs to stay on time), the p50/p99/max lateness of
+// event sends against their schedule (server side), the p99 lateness of
+// events due after the start-up burst (2 x the arrival spread), and the p99
+// delay between a send stamp and its receipt by the client.
 func BenchmarkConcurrentStreams(b *testing.B) {
 	for _, rtf := range []float64{1, 0.5} {
 		b.Run(fmt.Sprintf("streams=1000/rtf=%g", rtf), func(b *testing.B) { benchStreams(b, 1000, rtf) })
@@ -103,12 +111,13 @@ func benchStreams(b *testing.B, streams int, rtf float64) {
 	var stampDelays []time.Duration
 	var mu sync.Mutex
 	for b.Loop() {
+		start := time.Now()
 		late.mu.Lock()
-		late.d = late.d[:0]
+		late.d, late.steady = late.d[:0], late.steady[:0]
+		late.steadyAfter = start.Add(2 * spread)
 		late.mu.Unlock()
 		var ok, evs atomic.Int64
 		cpu0 := processCPU()
-		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range streams {
 			wg.Go(func() {
@@ -158,18 +167,25 @@ func benchStreams(b *testing.B, streams int, rtf float64) {
 		events += evs.Load()
 	}
 	late.mu.Lock()
-	d := slices.Clone(late.d)
+	d, steady := slices.Clone(late.d), slices.Clone(late.steady)
 	late.mu.Unlock()
 	slices.Sort(d)
+	slices.Sort(steady)
 	slices.Sort(stampDelays)
 	b.ReportMetric(float64(completed)/float64(runs), "streams/run")
 	b.ReportMetric(wall.Seconds()/float64(runs), "wall-s/run")
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-cores")
+	// The schedule's own length: the last start, its first audio, then nine
+	// more chunks of 0.32 s at the RTF. CPU per run over it is the share of
+	// the machine a run needs to stay on time, however busy the machine was.
+	nominal := spread + cfg.Timing.TTFA + time.Duration(9*0.32*rtf*float64(time.Second))
+	b.ReportMetric(cpu.Seconds()/float64(runs)/nominal.Seconds(), "cores-needed")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(events), "cpu-us/event")
 	b.ReportMetric(quantileMS(d, 0.5), "p50-late-ms")
 	b.ReportMetric(quantileMS(d, 0.99), "p99-late-ms")
 	b.ReportMetric(quantileMS(d, 1), "max-late-ms")
+	b.ReportMetric(quantileMS(steady, 0.99), "p99-late-steady-ms")
 	b.ReportMetric(quantileMS(stampDelays, 0.99), "p99-stamp-ms")
 	b.ReportMetric(0, "ns/op") // a run is a fixed workload; its wall time is reported above
 }

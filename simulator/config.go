@@ -46,9 +46,9 @@ type Config struct {
 	Capacity     int    // concurrent streams served at full speed; 0 = unlimited
 	Stamp        bool   // write ": sent=<unix ns>" before every SSE data event
 
-	// onSend, when set (this package's tests and benchmarks), is told how
-	// late each streamed event left against its schedule.
-	onSend func(late time.Duration)
+	// onSend, when set (this package's tests and benchmarks), is told each
+	// streamed event's scheduled time (wall clock) and how late it left.
+	onSend func(due time.Time, late time.Duration)
 }
 
 // Timing is the generation timing model (see the package documentation for

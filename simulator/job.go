@@ -228,7 +228,8 @@ func (j *job) run(emit func(*event) error) error {
 			}
 		}
 		if j.s.cfg.onSend != nil {
-			j.s.cfg.onSend(time.Since(j.arrival.Add(due)))
+			at := j.arrival.Add(due)
+			j.s.cfg.onSend(at, time.Since(at))
 		}
 		if err := emit(&ev); err != nil {
 			return err

@@ -46,7 +46,7 @@ func FuzzParseSpeechRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, e := parseSpeechRequest(body)
 		if e != nil {
-			if e.Status != 400 || e.Message == "" || e.Param == "" && e.Type != "BadRequestError" {
+			if e.Status != 400 || e.Message == "" || e.Type != "BadRequestError" {
 				t.Fatalf("bad error %+v", e)
 			}
 			return
