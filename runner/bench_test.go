@@ -80,12 +80,18 @@ func serveFlags() []string {
 //     the client.
 //
 // One iteration is one run of 1000 streams (use -benchtime=1x and -count).
-// Reported per run: streams completed without error, failed streams, wall
-// time of the load phase, audio events per second, the send-stamp delay
-// (server write to client parse, the timestamping delay) at p50/p99/max over
-// every event, TTFP p50/p99, the share of streams that played without an
-// underrun over 100 ms, and CPU used by this process (and by the server
-// process, in the subprocess variant) in cores.
+// Reported: streams completed without error and failed streams per run, wall
+// time of the load phase, audio events per second; the send-stamp delay
+// (the simulator's write of an event to the client's parse of it: the
+// timestamping delay) at p50/p99/max over every event, and at p50/p99 in
+// the steady state (steady-*: only events received while all 1000 streams
+// were delivering audio, which leaves out the closed loop's start-up burst
+// of 1000 simultaneous connections) with the length of that window; TTFP
+// p50/p99 (the start-up burst included); the share of streams that played
+// without an underrun over 100 ms; this process's CPU in cores and per
+// stamped event (server included in-process), and the server process's CPU
+// in cores (subprocess); and how many of each process's threads were, on
+// average, waiting for a CPU (runq-wait-threads: the machine's other load).
 func BenchmarkConcurrentStreams1000(b *testing.B) {
 	ensureFiles(b, 2*benchStreams+256) // client and server end of every connection, plus slack
 	b.Run("sim=in-process", func(b *testing.B) {
@@ -120,16 +126,19 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 
 	var (
 		runs, ok, failed, audioEvents, stampEvents, continuous, unaligned int
-		wall, steadyWall, cpu, srvCPU                                     time.Duration
+		wall, steadyWall, cpu, srvCPU, wait, srvWait                      time.Duration
 		stamps, steady, ttfp                                              []float64
 		firstErr                                                          string
 	)
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
 		cpu0, srv0 := processCPU(), srv.cpu()
+		wait0, srvWait0 := runqueueWait("self"), srv.runqueueWait()
 		out, err := runner.Run(ctx, base)
 		cpu += processCPU() - cpu0
 		srvCPU += srv.cpu() - srv0
+		wait += runqueueWait("self") - wait0
+		srvWait += srv.runqueueWait() - srvWait0
 		cancel()
 		if err != nil {
 			b.Fatalf("run %d: %v", runs+1, err)
@@ -198,8 +207,13 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 	// Every stamped event (text, audio, role, usage, [DONE]) costs a read and
 	// a parse; this process's CPU per event (server included in-process).
 	b.ReportMetric(float64(cpu.Microseconds())/float64(max(stampEvents, 1)), "cpu-us/event")
+	// Time this process's threads were runnable but waited for a CPU, per
+	// second: near 0 on an idle machine; on a shared one it shows how much
+	// of the delays other processes caused.
+	b.ReportMetric(wait.Seconds()/wall.Seconds(), "runq-wait-threads")
 	if srv != nil {
 		b.ReportMetric(srvCPU.Seconds()/wall.Seconds(), "server-cpu-cores")
+		b.ReportMetric(srvWait.Seconds()/wall.Seconds(), "server-runq-wait-threads")
 	}
 	b.ReportMetric(0, "ns/op") // a run is a fixed workload; its wall time is reported above
 }
@@ -269,6 +283,33 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runqueueWait is the time the threads of process pid ("self" for this
+// one) have spent runnable but waiting for a CPU, from the kernel's
+// schedstat (0 when it cannot be read).
+func runqueueWait(pid string) time.Duration {
+	files, err := filepath.Glob("/proc/" + pid + "/task/*/schedstat")
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread exited
+		}
+		// Fields: time on CPU, time waiting on a run queue (both ns), slices.
+		fields := strings.Fields(string(b))
+		if len(fields) < 2 {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(fields[1], &ns); err == nil {
+			total += time.Duration(ns)
+		}
+	}
+	return total
 }
 
 // ensureFiles raises the soft open-file limit to at least n (up to the hard
@@ -355,6 +396,14 @@ func startServe(b *testing.B) *serveProcess {
 		b.Fatalf("omnibench serve did not report its address within 30s\n%s", logw.text())
 	}
 	return nil
+}
+
+// runqueueWait is runqueueWait of the server process (0 for nil).
+func (p *serveProcess) runqueueWait() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return runqueueWait(fmt.Sprint(p.pid))
 }
 
 // serveLog keeps the child's stderr and reports the URL from its
