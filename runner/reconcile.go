@@ -6,6 +6,7 @@ import (
 
 	"github.com/omnibench/omnibench/check"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -61,6 +62,16 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 		}
 	}
 
+	// The server's RTF is generation time / duration, which no stream
+	// carries: its /metrics is where "the server's RTF" becomes known.
+	if rtf, ok := d.HistogramDelta("audio_rtf", nil); ok && rtf.Count > 0 {
+		add("RTF mean (server: generation / duration)", rtf.Sum/rtf.Count, mean(audioRTFs(o)), true, "",
+			"client: the benchmark's audio_rtf (last chunk for chat, e2e for speech); the server's excludes network and queueing")
+	}
+	if dur, ok := d.HistogramDelta("audio_duration_s", nil); ok && dur.Count > 0 {
+		add("audio duration mean", dur.Sum/dur.Count, mean(durations(o)), true, "s", "frames / sample rate on both sides")
+	}
+
 	e2e, okE2E := d.HistogramDelta("e2e_request_latency_s", nil)
 	add("e2e observations", e2e.Count, float64(fig.CompletedTotal), okE2E, "", "one per completed request")
 	if okE2E && e2e.Count > 0 {
@@ -88,8 +99,34 @@ func noAudio(o *Outcome) int {
 func chatTTFPs(o *Outcome) []float64 {
 	var xs []float64
 	for i := range o.Records {
-		if r := &o.Records[i]; r.Kind == "chat" && r.TTFPS > 0 {
+		if r := &o.Records[i]; r.Kind == results.KindChat && r.TTFPS > 0 {
 			xs = append(xs, r.TTFPS)
+		}
+	}
+	return xs
+}
+
+func audioRTFs(o *Outcome) []float64 {
+	var xs []float64
+	for i := range o.Records {
+		r := &o.Records[i]
+		if !r.OK() || r.AudioDurationS <= 0 {
+			continue
+		}
+		if r.Kind == results.KindChat {
+			xs = append(xs, r.RTFLastChunk)
+		} else {
+			xs = append(xs, r.RTFE2E)
+		}
+	}
+	return xs
+}
+
+func durations(o *Outcome) []float64 {
+	var xs []float64
+	for i := range o.Records {
+		if r := &o.Records[i]; r.OK() && r.AudioDurationS > 0 {
+			xs = append(xs, r.AudioDurationS)
 		}
 	}
 	return xs
