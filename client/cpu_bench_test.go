@@ -129,7 +129,9 @@ func BenchmarkRequestBookkeeping(b *testing.B) {
 		s.reset(rec, req.Kind, format, defaultPCMSampleRate, nil)
 		s.t0 = time.Now()
 		empty.Reset("")
-		_ = sse.NewReader(empty) // consume makes one per request
+		if err := s.consume(empty); err == nil { // the pooled SSE reader, reset per request
+			b.Fatal("an empty body must count as truncated")
+		}
 		if err := s.setFormat(wav.Format{SampleRate: 24000, Channels: 1, BitsPerSample: 16}); err != nil {
 			b.Fatal(err)
 		}

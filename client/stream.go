@@ -76,9 +76,10 @@ type stream struct {
 	wavHeader bool   // raw/SSE speech: the stream's WAV header was parsed
 	hdr       []byte // raw speech: header bytes gathered until it parses
 
-	b64     []byte // base64 decode buffer
-	scratch []byte // unescaped JSON strings
-	readBuf []byte // raw speech read buffer
+	b64     []byte      // base64 decode buffer
+	scratch []byte      // unescaped JSON strings
+	readBuf []byte      // raw speech read buffer
+	sr      *sse.Reader // event-stream reader, reused across requests
 	chunk   chatChunk
 	sev     speechEvent
 	body    body
@@ -91,13 +92,16 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		rec:      rec, kind: kind, format: format,
 		pcm:    wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		parent: context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf,
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr,
 	}
 }
 
 // release drops references to request data before the stream is pooled.
 func (s *stream) release() {
 	s.rec, s.parent, s.ctx, s.body, s.audioOut = nil, nil, nil, body{}, nil
+	if s.sr != nil {
+		s.sr.Reset(nil) // drop the finished response body
+	}
 	s.chunk, s.sev = chatChunk{}, speechEvent{}
 	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch} {
 		if cap(*b) > maxPooledBuffer {
@@ -115,7 +119,12 @@ func (s *stream) consume(r io.Reader) error {
 	if s.kind == results.KindSpeech {
 		return s.readRaw(r)
 	}
-	return s.readSSE(sse.NewReader(r))
+	if s.sr == nil {
+		s.sr = sse.NewReader(r)
+	} else {
+		s.sr.Reset(r) // the pooled reader keeps its 64 KiB buffer
+	}
+	return s.readSSE(s.sr)
 }
 
 // readSSE handles events until the end of the response.

@@ -70,6 +70,20 @@ func NewReader(r io.Reader) *Reader {
 	return newReaderSize(r, defaultBufferSize)
 }
 
+// Reset makes r read a new stream from src, keeping its buffers (and its
+// interned event types), so a client can reuse one Reader per connection
+// or pool them across requests instead of allocating a buffer each time.
+func (r *Reader) Reset(src io.Reader) {
+	r.br.Reset(src)
+	*r = Reader{
+		br:      r.br,
+		long:    r.long[:0],
+		data:    r.data[:0],
+		comment: r.comment[:0],
+		types:   r.types,
+	}
+}
+
 // newReaderSize lets tests use tiny buffers to exercise lines that straddle
 // buffer refills.
 func newReaderSize(r io.Reader, size int) *Reader {

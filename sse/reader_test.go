@@ -264,3 +264,24 @@ func TestReaderZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderReset(t *testing.T) {
+	r := NewReader(strings.NewReader("event: a\ndata: one\n\ndata: cut"))
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "one" || ev.Type != "a" {
+		t.Fatalf("first stream: %+v, %v", ev, err)
+	}
+	// A reset in the middle of an event leaves nothing of the old stream.
+	r.Reset(strings.NewReader(": hi\ndata: two\nid: 7\n\n"))
+	ev, err := r.Next()
+	if err != nil || string(ev.Data) != "two" || ev.Type != "" || string(ev.Comment) != "hi" || ev.ID != "7" {
+		t.Fatalf("after Reset: %+v, %v", ev, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end of the second stream: %v, want io.EOF", err)
+	}
+	// Reset also clears a sticky error.
+	r.Reset(strings.NewReader("data: three\n\n"))
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "three" {
+		t.Fatalf("after Reset from EOF: %+v, %v", ev, err)
+	}
+}
