@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -439,14 +438,9 @@ func pick(vals ...int) int {
 func parseThresholds(in []string) ([]float64, error) {
 	var out []float64
 	for _, s := range in {
-		s = strings.TrimSpace(s)
-		if d, err := time.ParseDuration(s); err == nil {
-			out = append(out, d.Seconds())
-			continue
-		}
-		v, err := strconv.ParseFloat(s, 64)
+		v, err := continuity.ParseThreshold(s)
 		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("--threshold %q: want seconds (0.1) or a duration (100ms), greater than 0", s)
+			return nil, fmt.Errorf("--threshold %q: want seconds (0.1) or a duration (100ms), greater than 0", strings.TrimSpace(s))
 		}
 		out = append(out, v)
 	}
