@@ -203,8 +203,8 @@ func TestChatWAVStream(t *testing.T) {
 	if rec.SampleRate != 24000 || rec.SampleWidth != 2 || rec.Channels != 1 {
 		t.Errorf("format %d Hz, %d bytes, %d ch", rec.SampleRate, rec.SampleWidth, rec.Channels)
 	}
-	if rec.Text != len([]rune("Hello, wörld")) || len(rec.TextGapsS) != 1 || rec.TTFTS <= 0 || rec.TTFTS > rec.TTFPS {
-		t.Errorf("text: %d chars, gaps %v, TTFT %v (TTFP %v)", rec.Text, rec.TextGapsS, rec.TTFTS, rec.TTFPS)
+	if rec.TextChars != len([]rune("Hello, wörld")) || len(rec.TextGapsS) != 1 || rec.TTFTS <= 0 || rec.TTFTS > rec.TTFPS {
+		t.Errorf("text: %d chars, gaps %v, TTFT %v (TTFP %v)", rec.TextChars, rec.TextGapsS, rec.TTFTS, rec.TTFPS)
 	}
 	if rec.PromptTokens != 42 || rec.CompletionTokens != 57 || rec.FinishReason != "stop" {
 		t.Errorf("usage %d/%d finish %q", rec.PromptTokens, rec.CompletionTokens, rec.FinishReason)
@@ -266,8 +266,8 @@ func TestChatPCMAndDeltaAudioData(t *testing.T) {
 	if got := rec.ChunkBytes; len(got) != 3 || got[0] != 3200 || got[1] != 1600 || got[2] != 1600 {
 		t.Errorf("chunk bytes %v", got)
 	}
-	if rec.SampleRate != 16000 || rec.AudioFrames != 3200 || !near(rec.AudioDurationS, 0.2) || rec.Text != 0 {
-		t.Errorf("rate %d frames %d duration %v text %d", rec.SampleRate, rec.AudioFrames, rec.AudioDurationS, rec.Text)
+	if rec.SampleRate != 16000 || rec.AudioFrames != 3200 || !near(rec.AudioDurationS, 0.2) || rec.TextChars != 0 {
+		t.Errorf("rate %d frames %d duration %v text %d", rec.SampleRate, rec.AudioFrames, rec.AudioDurationS, rec.TextChars)
 	}
 	if a, _ := srv.lastBody(t)["audio"].(map[string]any); a["format"] != "pcm" {
 		t.Errorf("audio %v", a)

@@ -357,7 +357,7 @@ func (s *stream) text(t jsonText, now time.Time) {
 		rec.TextGapsS = append(rec.TextGapsS, off-s.lastTextS)
 	}
 	s.lastTextS = off
-	rec.Text += chars
+	rec.TextChars += chars
 }
 
 // audioText decodes one base64 audio payload and records its PCM.

@@ -83,7 +83,7 @@ type Record struct {
 	PromptTokens     int    `json:"prompt_tokens,omitempty"`
 	CompletionTokens int    `json:"completion_tokens,omitempty"`
 	FinishReason     string `json:"finish_reason,omitempty"`
-	Text             int    `json:"text_chars,omitempty"` // characters of text received
+	TextChars        int    `json:"text_chars,omitempty"` // characters of text received
 
 	// Real-time factors, protocol section 8. Zero when there was no audio.
 	RTFLastChunk float64  `json:"rtf_last_chunk,omitempty"` // (last audio - send) / duration

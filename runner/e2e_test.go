@@ -705,7 +705,7 @@ type perSeq struct {
 func bySeq(out *Outcome) map[int]perSeq {
 	m := make(map[int]perSeq, len(out.Records))
 	for _, r := range out.Records {
-		m[r.Seq] = perSeq{frames: r.AudioFrames, chunks: fmt.Sprint(r.ChunkBytes), text: r.Text, intended: r.IntendedS}
+		m[r.Seq] = perSeq{frames: r.AudioFrames, chunks: fmt.Sprint(r.ChunkBytes), text: r.TextChars, intended: r.IntendedS}
 	}
 	return m
 }
