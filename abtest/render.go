@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/stats"
 )
 
 // Formats returns the output formats Write accepts.
@@ -63,8 +63,8 @@ func (r *Result) Tables() []report.Table {
 			continue
 		}
 		c := mr.Comparison
-		sum.Rows = append(sum.Rows, append(row, formatDeltaPct(c.DeltaPct), mr.Verdict))
-		lo, hi := ciBMinusA(c.Welch)
+		sum.Rows = append(sum.Rows, append(row, compare.FormatDelta(c.DeltaPct), mr.Verdict))
+		lo, hi := compare.CIBMinusA(c.Welch)
 		tests.Rows = append(tests.Rows, []string{
 			m.Label(),
 			formatStat(c.Welch.T), formatStat(c.Welch.DF), report.FormatP(c.Welch.P),
@@ -75,10 +75,6 @@ func (r *Result) Tables() []report.Table {
 	}
 	return []report.Table{sum, tests, r.metricsTable()}
 }
-
-// ciBMinusA turns Welch's interval for mean(A)-mean(B) into one for
-// mean(B)-mean(A), the direction of the reported delta.
-func ciBMinusA(w stats.WelchResult) (lo, hi float64) { return -w.CIHigh, -w.CILow }
 
 func (r *Result) summaryNotes() []string {
 	notes := []string{
@@ -215,16 +211,6 @@ func formatStat(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
-func formatDeltaPct(d float64) string {
-	switch {
-	case math.IsNaN(d):
-		return "n/a"
-	case math.IsInf(d, 0):
-		return fmt.Sprint(d)
-	}
-	return fmt.Sprintf("%+.2f%%", d)
-}
-
 // JSON output, schema version 1. Field names are stable; new fields may be
 // added. Values are in record units ("s" or "ratio"); undefined statistics
 // are null.
@@ -280,43 +266,11 @@ type jsonSize struct {
 	SeriesDelta   int     `json:"series_delta"`
 }
 
+// jsonMetric is package compare's metric (the same schema as `omnibench
+// compare`) with the verdict.
 type jsonMetric struct {
-	Metric      string        `json:"metric"`
-	Field       string        `json:"field"`
-	Unit        string        `json:"unit"`
-	A           stats.Summary `json:"a"`
-	B           stats.Summary `json:"b"`
-	Tested      bool          `json:"tested"`
-	DeltaPct    stats.Float   `json:"delta_pct"`
-	Welch       *jsonWelch    `json:"welch,omitempty"`
-	MannWhitney stats.Float   `json:"mann_whitney_p"`
-	P           stats.Float   `json:"p"`
-	HolmP       stats.Float   `json:"holm_p"`
-	Significant bool          `json:"significant"`
-	CohensD     stats.Float   `json:"cohens_d"`
-	HedgesG     stats.Float   `json:"hedges_g"`
-	MDE         stats.Float   `json:"mde"`
-	MDEPct      stats.Float   `json:"mde_pct"`
-	Lag1A       stats.Float   `json:"lag1_a"`
-	Lag1B       stats.Float   `json:"lag1_b"`
-	NEffA       stats.Float   `json:"n_eff_a"`
-	NEffB       stats.Float   `json:"n_eff_b"`
-	Verdict     string        `json:"verdict"`
-	Warnings    []string      `json:"warnings,omitempty"`
-}
-
-type jsonWelch struct {
-	T          stats.Float `json:"t"`
-	DF         stats.Float `json:"df"`
-	P          stats.Float `json:"p"`
-	Diff       stats.Float `json:"diff"` // mean A - mean B
-	SE         stats.Float `json:"se"`
-	Confidence float64     `json:"confidence"`
-	CILow      stats.Float `json:"ci_low"`  // of mean A - mean B
-	CIHigh     stats.Float `json:"ci_high"` // of mean A - mean B
-	// The same interval for mean B - mean A, the direction of delta_pct.
-	CIBMinusALow  stats.Float `json:"ci_b_minus_a_low"`
-	CIBMinusAHigh stats.Float `json:"ci_b_minus_a_high"`
+	compare.MetricJSON
+	Verdict string `json:"verdict"`
 }
 
 // MarshalJSON writes the result in the documented form (see WriteJSON).
@@ -338,29 +292,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		}
 		out.MetricsSize = s
 	}
-	nan := stats.Float(math.NaN())
 	for _, mr := range r.Metrics {
-		jm := jsonMetric{
-			Metric: mr.Metric.Name, Field: mr.Metric.Field, Unit: mr.Metric.Unit, A: mr.A, B: mr.B, Tested: mr.Tested,
-			HolmP: stats.Float(mr.HolmP), Significant: mr.Significant, Verdict: mr.Verdict, Warnings: mr.Warnings,
-			DeltaPct: nan, MannWhitney: nan, P: nan, CohensD: nan, HedgesG: nan, MDE: nan, MDEPct: nan,
-			Lag1A: nan, Lag1B: nan, NEffA: nan, NEffB: nan,
-		}
-		if mr.Tested {
-			c := mr.Comparison
-			jm.DeltaPct, jm.MannWhitney, jm.P = stats.Float(c.DeltaPct), stats.Float(c.MannWhitneyP), stats.Float(c.P)
-			jm.CohensD, jm.HedgesG = stats.Float(c.CohensD), stats.Float(c.HedgesG)
-			jm.MDE, jm.MDEPct = stats.Float(c.MDE), stats.Float(c.MDEPct)
-			jm.Lag1A, jm.Lag1B, jm.NEffA, jm.NEffB = stats.Float(c.Lag1A), stats.Float(c.Lag1B), stats.Float(c.NEffA), stats.Float(c.NEffB)
-			lo, hi := ciBMinusA(c.Welch)
-			jm.Welch = &jsonWelch{
-				T: stats.Float(c.Welch.T), DF: stats.Float(c.Welch.DF), P: stats.Float(c.Welch.P),
-				Diff: stats.Float(c.Welch.Diff), SE: stats.Float(c.Welch.SE), Confidence: c.Welch.Confidence,
-				CILow: stats.Float(c.Welch.CILow), CIHigh: stats.Float(c.Welch.CIHigh),
-				CIBMinusALow: stats.Float(lo), CIBMinusAHigh: stats.Float(hi),
-			}
-		}
-		out.Metrics = append(out.Metrics, jm)
+		out.Metrics = append(out.Metrics, jsonMetric{MetricJSON: mr.JSON(), Verdict: mr.Verdict})
 	}
 	return json.Marshal(out)
 }

@@ -1,10 +1,8 @@
 package abtest
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -75,21 +73,13 @@ type ArmResult struct {
 	Metrics *MetricsSize
 }
 
-// MetricResult compares one metric between the arms.
+// MetricResult compares one metric between the arms: package compare's
+// analysis (compare.Analyze; SamplesA and SamplesB are each arm's values in
+// the order sent, HolmP is adjusted across the metrics tested) and its
+// verdict in words.
 type MetricResult struct {
-	Metric compare.Metric
-	// SamplesA and SamplesB are each arm's values in the order sent
-	// (record units); A and B summarise them, tested or not.
-	SamplesA, SamplesB []float64
-	A, B               stats.Summary
-	// Tested is true when both arms have two or more samples; Comparison,
-	// HolmP and Significant mean something only then.
-	Tested      bool
-	Comparison  stats.Comparison
-	HolmP       float64 // Comparison.P adjusted with Holm across the metrics tested
-	Significant bool    // HolmP < Alpha
-	Verdict     string  // "no significant difference", "B slower by 3.1% (holm p=0.004)", ...
-	Warnings    []string
+	compare.Row
+	Verdict string // "no significant difference", "B slower by 3.1% (holm p=0.004)", ...
 }
 
 // Metrics returns the metrics an A/B run compares, in report order: e2e
@@ -125,80 +115,35 @@ func analyse(res *Result, opts stats.Options) {
 				a.Name, a.Failed, a.Requests, firstErrorText(a)))
 		}
 	}
-	for _, m := range Metrics() {
-		xa, xb := values(m, usedA), values(m, usedB)
-		if len(xa) == 0 && len(xb) == 0 {
-			continue // the metric does not apply (no audio in either arm)
-		}
-		mr := MetricResult{Metric: m, SamplesA: xa, SamplesB: xb,
-			A: stats.Summarize(xa, opts.Percentiles), B: stats.Summarize(xb, opts.Percentiles), HolmP: math.NaN()}
-		c, err := stats.CompareWith(xa, xb, opts)
-		switch {
-		case errors.Is(err, stats.ErrTooFewSamples):
-			mr.Warnings = append(mr.Warnings, fmt.Sprintf("not tested: A has %d and B %d samples, need at least 2 each", len(xa), len(xb)))
-		case err != nil:
-			mr.Warnings = append(mr.Warnings, fmt.Sprintf("not tested: %v", err))
-		default:
-			mr.Tested, mr.Comparison = true, c
-			mr.Warnings = append(mr.Warnings, c.Warnings...)
-		}
-		res.Metrics = append(res.Metrics, mr)
-	}
-	ps := make([]float64, len(res.Metrics))
-	for i, mr := range res.Metrics {
-		ps[i] = math.NaN()
-		if mr.Tested {
-			ps[i] = mr.Comparison.P
-		}
-	}
-	for i, adj := range stats.Holm(ps) {
-		mr := &res.Metrics[i]
-		mr.HolmP = adj
-		mr.Significant = mr.Tested && adj < res.Alpha
-		mr.Verdict = metricVerdict(*mr)
+	// A metric whose test failed is left untested with the error among its
+	// warnings: after minutes of measuring, an A/B run reports rather than
+	// fails, so the error itself is not needed.
+	rows, _ := compare.Analyze(Metrics(), usedA, usedB, opts)
+	for _, row := range rows {
+		mr := MetricResult{Row: row}
+		mr.Verdict = metricVerdict(mr)
 		res.Significant = res.Significant || mr.Significant
+		res.Metrics = append(res.Metrics, mr)
 	}
 	res.Verdict = overallVerdict(res)
 }
 
-// countArm counts the arm's records and returns its samples: successful
-// measured records in the order they were sent, so that the lag-1
-// autocorrelation stats warns about sees the run as it happened.
+// countArm counts the arm's records and returns its samples, as package
+// compare takes them (compare.Usable): successful measured records in the
+// order they were sent.
 func countArm(a *ArmResult) []*results.Record {
-	a.Requests, a.Used, a.Failed, a.Warmup, a.FirstError = 0, 0, 0, 0, ""
-	var used []*results.Record
-	for i := range a.Records {
-		r := &a.Records[i]
-		switch {
-		case r.Warmup:
-			a.Warmup++
-		case !r.OK():
-			a.Requests++
-			a.Failed++
-			if a.FirstError == "" {
-				a.FirstError = r.ErrorClass
-				if r.Error != "" {
-					a.FirstError += ": " + r.Error
-				}
-			}
-		default:
-			a.Requests++
-			used = append(used, r)
+	used, failed, warmup := compare.Usable(a.Records)
+	a.Used, a.Failed, a.Warmup = len(used), len(failed), warmup
+	a.Requests = a.Used + a.Failed
+	a.FirstError = ""
+	if len(failed) > 0 {
+		r := failed[0]
+		a.FirstError = r.ErrorClass
+		if r.Error != "" {
+			a.FirstError += ": " + r.Error
 		}
 	}
-	sort.SliceStable(used, func(i, j int) bool { return used[i].Seq < used[j].Seq })
-	a.Used = len(used)
 	return used
-}
-
-func values(m compare.Metric, recs []*results.Record) []float64 {
-	var xs []float64
-	for _, r := range recs {
-		if v, ok := m.Value(r); ok {
-			xs = append(xs, v)
-		}
-	}
-	return xs
 }
 
 // metricVerdict states one metric's outcome. Larger is worse for every

@@ -49,6 +49,9 @@ type Arm struct {
 // Row is the comparison of one metric.
 type Row struct {
 	Metric Metric
+	// SamplesA and SamplesB are each arm's values of the metric in request
+	// order (record units).
+	SamplesA, SamplesB []float64
 	// A and B summarise each arm (record units), whether tested or not.
 	A, B stats.Summary
 	// Tested is true when both arms have at least two values; Comparison,
@@ -76,22 +79,14 @@ type Result struct {
 // either run has no successful non-warm-up record, since there is then
 // nothing to compare.
 func Compare(a, b Run, opts Options) (*Result, error) {
-	if opts.Alpha == 0 {
-		opts.Alpha = 0.05
+	sopts := statsDefaults(stats.Options{Alpha: opts.Alpha, Power: opts.Power, Test: opts.Test, Percentiles: opts.Percentiles})
+	if !(sopts.Alpha > 0 && sopts.Alpha < 1) {
+		return nil, fmt.Errorf("compare: alpha %v is not in (0, 1)", sopts.Alpha)
 	}
-	if opts.Power == 0 {
-		opts.Power = 0.8
+	if !(sopts.Power > 0 && sopts.Power < 1) {
+		return nil, fmt.Errorf("compare: power %v is not in (0, 1)", sopts.Power)
 	}
-	if opts.Percentiles == nil {
-		opts.Percentiles = stats.DefaultPercentiles()
-	}
-	if !(opts.Alpha > 0 && opts.Alpha < 1) {
-		return nil, fmt.Errorf("compare: alpha %v is not in (0, 1)", opts.Alpha)
-	}
-	if !(opts.Power > 0 && opts.Power < 1) {
-		return nil, fmt.Errorf("compare: power %v is not in (0, 1)", opts.Power)
-	}
-	for _, p := range opts.Percentiles {
+	for _, p := range sopts.Percentiles {
 		if !(p >= 0 && p <= 100) {
 			return nil, fmt.Errorf("compare: percentile %v is not in [0, 100]", p)
 		}
@@ -107,45 +102,86 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 				x.arm.Name, x.role, x.arm.Records, x.arm.Failed, x.arm.Warmup)
 		}
 	}
-	res := &Result{A: armA, B: armB, Alpha: opts.Alpha, Power: opts.Power, Test: opts.Test, Percentiles: opts.Percentiles}
+	rows, err := Analyze(Metrics(), recsA, recsB, sopts)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	for _, g := range opts.Gates {
+		res.Gates = append(res.Gates, evaluate(g, res.Rows, sopts.Alpha))
+	}
+	return res, nil
+}
 
-	sopts := stats.Options{Alpha: opts.Alpha, Power: opts.Power, Test: opts.Test, Percentiles: opts.Percentiles}
-	for _, m := range Metrics() {
-		xa, xb := values(m, recsA), values(m, recsB)
+// statsDefaults fills the zero fields of o with stats' documented defaults,
+// so that Analyze judges significance at the alpha stats tests at.
+func statsDefaults(o stats.Options) stats.Options {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Power == 0 {
+		o.Power = 0.8
+	}
+	if o.Percentiles == nil {
+		o.Percentiles = stats.DefaultPercentiles()
+	}
+	return o
+}
+
+// Analyze compares every metric between the records a (baseline) and b
+// (candidate), normally the used records of Usable: it is the one analysis
+// of both `omnibench compare` and `omnibench ab`. Rows come in the order of
+// metrics; a metric with no value in either arm has none. Every row
+// summarises both arms; a metric with at least two values in each arm is
+// tested with opts (zero fields take stats' defaults), and the p-values of
+// the tested rows are adjusted together with Holm's method: HolmP, and
+// Significant when HolmP < opts.Alpha.
+//
+// A metric whose test fails for another reason than too few samples (a
+// non-finite value, say) is left untested with the error among its
+// warnings, and Analyze returns the first such error together with all the
+// rows: the caller decides whether it is fatal.
+func Analyze(metrics []Metric, a, b []*results.Record, opts stats.Options) ([]Row, error) {
+	opts = statsDefaults(opts)
+	var rows []Row
+	var first error
+	for _, m := range metrics {
+		xa, xb := values(m, a), values(m, b)
 		if len(xa) == 0 && len(xb) == 0 {
 			continue // the metric does not apply to these runs (no text, no audio)
 		}
-		row := Row{Metric: m, A: stats.Summarize(xa, opts.Percentiles), B: stats.Summarize(xb, opts.Percentiles), HolmP: math.NaN()}
-		c, err := stats.CompareWith(xa, xb, sopts)
+		row := Row{Metric: m, SamplesA: xa, SamplesB: xb,
+			A: stats.Summarize(xa, opts.Percentiles), B: stats.Summarize(xb, opts.Percentiles), HolmP: math.NaN()}
+		c, err := stats.CompareWith(xa, xb, opts)
 		switch {
 		case errors.Is(err, stats.ErrTooFewSamples):
 			row.Warnings = append(row.Warnings, fmt.Sprintf("not tested: A has %d and B %d samples, need at least 2 each", len(xa), len(xb)))
 		case err != nil:
-			return nil, fmt.Errorf("compare: metric %s (%s): %w", m.Name, m.Field, err)
+			row.Warnings = append(row.Warnings, fmt.Sprintf("not tested: %v", err))
+			if first == nil {
+				first = fmt.Errorf("metric %s (%s): %w", m.Name, m.Field, err)
+			}
 		default:
 			row.Tested, row.Comparison = true, c
 			row.Warnings = append(row.Warnings, c.Warnings...)
 		}
-		res.Rows = append(res.Rows, row)
+		rows = append(rows, row)
 	}
 
-	ps := make([]float64, len(res.Rows))
-	for i, r := range res.Rows {
+	ps := make([]float64, len(rows))
+	for i, r := range rows {
 		ps[i] = math.NaN()
 		if r.Tested {
 			ps[i] = r.Comparison.P
 		}
 	}
 	for i, adj := range stats.Holm(ps) {
-		r := &res.Rows[i]
+		r := &rows[i]
 		r.HolmP = adj
 		r.Significant = r.Tested && adj < opts.Alpha
 	}
-	for _, g := range opts.Gates {
-		res.Gates = append(res.Gates, evaluate(g, res.Rows, opts.Alpha))
-	}
-	return res, nil
+	return rows, first
 }
 
 // Tested returns how many metrics were tested (the size of the Holm family).
@@ -173,25 +209,33 @@ func (r *Result) Err() error {
 	return &RegressionError{Failed: failed}
 }
 
-// usable returns the successful, non-warm-up records of run in request
-// order (Seq), and counts what was left out.
+// usable counts the records of run and returns the ones compared.
 func usable(run Run) (Arm, []*results.Record) {
-	arm := Arm{Name: run.Name, Scenario: run.Header.Scenario, Target: run.Header.Target, Records: len(run.Records)}
-	var recs []*results.Record
-	for i := range run.Records {
-		rec := &run.Records[i]
+	used, failed, warmup := Usable(run.Records)
+	arm := Arm{Name: run.Name, Scenario: run.Header.Scenario, Target: run.Header.Target, Records: len(run.Records),
+		Used: len(used), Failed: len(failed), Warmup: warmup}
+	return arm, used
+}
+
+// Usable sorts the records of one run as a comparison takes them: used are
+// the successful, non-warm-up records in request order (Seq), so that the
+// lag-1 autocorrelation stats warns about sees the run as it happened;
+// failed are the non-warm-up records with an error class, in the order of
+// recs; warmup counts the warm-up records. Both are left out.
+func Usable(recs []results.Record) (used, failed []*results.Record, warmup int) {
+	for i := range recs {
+		rec := &recs[i]
 		switch {
 		case rec.Warmup:
-			arm.Warmup++
+			warmup++
 		case !rec.OK():
-			arm.Failed++
+			failed = append(failed, rec)
 		default:
-			recs = append(recs, rec)
+			used = append(used, rec)
 		}
 	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
-	arm.Used = len(recs)
-	return arm, recs
+	sort.SliceStable(used, func(i, j int) bool { return used[i].Seq < used[j].Seq })
+	return used, failed, warmup
 }
 
 func values(m Metric, recs []*results.Record) []float64 {

@@ -341,3 +341,44 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeUntestable checks Analyze's contract for a metric whose test
+// fails: untested, the error among its warnings and returned, the other
+// metrics still tested and Holm-adjusted.
+func TestAnalyzeUntestable(t *testing.T) {
+	var a, b []results.Record
+	for i := 0; i < 4; i++ {
+		f := float64(i)
+		a = append(a, results.Record{Seq: i, Kind: results.KindSpeech, E2ES: 1 + f, TTFTS: 0.1 + f})
+		b = append(b, results.Record{Seq: i, Kind: results.KindSpeech, E2ES: 1 + f, TTFTS: 0.2 + f})
+	}
+	b[2].E2ES = math.Inf(1)
+	b = append(b, results.Record{Seq: 9, Warmup: true, E2ES: 5}, results.Record{Seq: 8, ErrorClass: results.ErrConnect})
+	usedA, _, _ := Usable(a)
+	usedB, failedB, warmupB := Usable(b)
+	if len(usedB) != 4 || len(failedB) != 1 || warmupB != 1 {
+		t.Fatalf("Usable(b): %d used, %d failed, %d warm-up; want 4, 1, 1", len(usedB), len(failedB), warmupB)
+	}
+	rows, err := Analyze(Metrics(), usedA, usedB, stats.Options{})
+	if err == nil || !strings.Contains(err.Error(), "metric e2e (e2e_s)") {
+		t.Errorf("err = %v, want one about e2e", err)
+	}
+	if len(rows) != 2 || rows[0].Metric.Name != "ttft" || rows[1].Metric.Name != "e2e" {
+		t.Fatalf("rows %+v, want ttft and e2e", rows)
+	}
+	ttft, e2e := rows[0], rows[1]
+	if !ttft.Tested || ttft.HolmP != ttft.Comparison.P || len(ttft.SamplesA) != 4 {
+		t.Errorf("ttft: tested %v holm p %v p %v samples %v", ttft.Tested, ttft.HolmP, ttft.Comparison.P, ttft.SamplesA)
+	}
+	if e2e.Tested || e2e.Significant || !math.IsNaN(e2e.HolmP) || len(e2e.Warnings) != 1 || !strings.HasPrefix(e2e.Warnings[0], "not tested: ") {
+		t.Errorf("e2e: tested %v significant %v holm p %v warnings %q", e2e.Tested, e2e.Significant, e2e.HolmP, e2e.Warnings)
+	}
+}
+
+func TestFormatDelta(t *testing.T) {
+	for d, want := range map[float64]string{3.14159: "+3.14%", -2: "-2.00%", math.NaN(): "n/a", math.Inf(1): "+Inf"} {
+		if got := FormatDelta(d); got != want {
+			t.Errorf("FormatDelta(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (r *Result) Tables() []report.Table {
 			cells = append(cells, "-", "-", "-", "-", "-")
 		} else {
 			c := row.Comparison
-			cells = append(cells, formatDelta(row), report.FormatP(c.Welch.P), report.FormatP(c.MannWhitneyP), report.FormatP(row.HolmP), report.FormatPct(c.MDEPct))
+			cells = append(cells, deltaCell(row), report.FormatP(c.Welch.P), report.FormatP(c.MannWhitneyP), report.FormatP(row.HolmP), report.FormatPct(c.MDEPct))
 		}
 		cmp.Rows = append(cmp.Rows, cells)
 	}
@@ -113,11 +113,20 @@ func armNote(role string, a Arm) string {
 	return s + fmt.Sprintf(": %d of %d requests compared (%d failed, %d warm-up left out)", a.Used, a.Records, a.Failed, a.Warmup)
 }
 
-func formatDelta(row Row) string {
-	d := row.Comparison.DeltaPct
-	switch {
-	case !row.Significant:
+// deltaCell is the delta column of a tested row: "~" when the change is
+// not significant.
+func deltaCell(row Row) string {
+	if !row.Significant {
 		return "~"
+	}
+	return FormatDelta(row.Comparison.DeltaPct)
+}
+
+// FormatDelta prints a relative change in percent with its sign and two
+// decimals ("+3.14%"), "n/a" when undefined (mean of A is 0). It is the
+// delta of the tables of `omnibench compare` and `omnibench ab`.
+func FormatDelta(d float64) string {
+	switch {
 	case math.IsNaN(d):
 		return "n/a"
 	case math.IsInf(d, 0):
@@ -137,7 +146,7 @@ type jsonResult struct {
 	Power         float64      `json:"power"`
 	Test          string       `json:"test"`       // "welch" or "utest": decides p and significant
 	Correction    string       `json:"correction"` // "holm" over the metrics tested
-	Metrics       []jsonMetric `json:"metrics"`
+	Metrics       []MetricJSON `json:"metrics"`
 	Gates         []jsonGate   `json:"gates,omitempty"`
 	Regression    bool         `json:"regression"` // any gate failed (exit status 1)
 	Warnings      []string     `json:"warnings,omitempty"`
@@ -153,7 +162,10 @@ type jsonArm struct {
 	Warmup   int    `json:"warmup"`
 }
 
-type jsonMetric struct {
+// MetricJSON is one metric of the JSON output of `omnibench compare` and
+// `omnibench ab` (schema version 1); Row.JSON builds it. Values are in
+// record units; undefined or infinite statistics are null.
+type MetricJSON struct {
 	Metric      string        `json:"metric"`
 	Field       string        `json:"field"`
 	Unit        string        `json:"unit"`
@@ -161,7 +173,7 @@ type jsonMetric struct {
 	B           stats.Summary `json:"b"`
 	Tested      bool          `json:"tested"`
 	DeltaPct    stats.Float   `json:"delta_pct"` // 100*(mean B - mean A)/|mean A|
-	Welch       *jsonWelch    `json:"welch,omitempty"`
+	Welch       *WelchJSON    `json:"welch,omitempty"`
 	MannWhitney stats.Float   `json:"mann_whitney_p"`
 	P           stats.Float   `json:"p"`      // of the chosen test, unadjusted
 	HolmP       stats.Float   `json:"holm_p"` // adjusted
@@ -177,16 +189,51 @@ type jsonMetric struct {
 	Warnings    []string      `json:"warnings,omitempty"`
 }
 
-type jsonWelch struct {
+// WelchJSON is Welch's test of a MetricJSON.
+type WelchJSON struct {
 	T          stats.Float `json:"t"`
 	DF         stats.Float `json:"df"`
 	P          stats.Float `json:"p"`
 	Diff       stats.Float `json:"diff"` // mean A - mean B
 	SE         stats.Float `json:"se"`
 	Confidence float64     `json:"confidence"`
-	CILow      stats.Float `json:"ci_low"`
-	CIHigh     stats.Float `json:"ci_high"`
+	CILow      stats.Float `json:"ci_low"`  // of mean A - mean B
+	CIHigh     stats.Float `json:"ci_high"` // of mean A - mean B
+	// The same interval for mean B - mean A, the direction of delta_pct.
+	CIBMinusALow  stats.Float `json:"ci_b_minus_a_low"`
+	CIBMinusAHigh stats.Float `json:"ci_b_minus_a_high"`
 }
+
+// JSON returns the row as it stands in the JSON output.
+func (row Row) JSON() MetricJSON {
+	nan := stats.Float(math.NaN())
+	jm := MetricJSON{
+		Metric: row.Metric.Name, Field: row.Metric.Field, Unit: row.Metric.Unit,
+		A: row.A, B: row.B, Tested: row.Tested, HolmP: stats.Float(row.HolmP), Significant: row.Significant,
+		DeltaPct: nan, MannWhitney: nan, P: nan, CohensD: nan, HedgesG: nan, MDE: nan, MDEPct: nan,
+		Lag1A: nan, Lag1B: nan, NEffA: nan, NEffB: nan, Warnings: row.Warnings,
+	}
+	if !row.Tested {
+		return jm
+	}
+	c := row.Comparison
+	jm.DeltaPct, jm.MannWhitney, jm.P = stats.Float(c.DeltaPct), stats.Float(c.MannWhitneyP), stats.Float(c.P)
+	jm.CohensD, jm.HedgesG = stats.Float(c.CohensD), stats.Float(c.HedgesG)
+	jm.MDE, jm.MDEPct = stats.Float(c.MDE), stats.Float(c.MDEPct)
+	jm.Lag1A, jm.Lag1B, jm.NEffA, jm.NEffB = stats.Float(c.Lag1A), stats.Float(c.Lag1B), stats.Float(c.NEffA), stats.Float(c.NEffB)
+	lo, hi := CIBMinusA(c.Welch)
+	jm.Welch = &WelchJSON{
+		T: stats.Float(c.Welch.T), DF: stats.Float(c.Welch.DF), P: stats.Float(c.Welch.P),
+		Diff: stats.Float(c.Welch.Diff), SE: stats.Float(c.Welch.SE), Confidence: c.Welch.Confidence,
+		CILow: stats.Float(c.Welch.CILow), CIHigh: stats.Float(c.Welch.CIHigh),
+		CIBMinusALow: stats.Float(lo), CIBMinusAHigh: stats.Float(hi),
+	}
+	return jm
+}
+
+// CIBMinusA turns Welch's interval for mean(A)-mean(B) into one for
+// mean(B)-mean(A), the direction of the reported delta.
+func CIBMinusA(w stats.WelchResult) (lo, hi float64) { return -w.CIHigh, -w.CILow }
 
 type jsonGate struct {
 	Metric      string      `json:"metric"`
@@ -201,7 +248,8 @@ type jsonGate struct {
 // WriteJSON writes the result as one indented JSON object (schema_version 1):
 // a, b (path, scenario, target, records, used, failed, warmup); alpha, power,
 // test, correction; metrics[] (metric, field, unit, a and b summaries, tested,
-// delta_pct, welch{t, df, p, diff, se, confidence, ci_low, ci_high},
+// delta_pct, welch{t, df, p, diff, se, confidence, ci_low, ci_high,
+// ci_b_minus_a_low, ci_b_minus_a_high},
 // mann_whitney_p, p, holm_p, significant, cohens_d, hedges_g, mde, mde_pct,
 // lag1_a, lag1_b, n_eff_a, n_eff_b, warnings); gates[] (metric, max_pct,
 // delta_pct, holm_p, significant, failed, reason); regression; warnings.
@@ -210,31 +258,12 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		SchemaVersion: 1,
 		A:             toJSONArm(r.A), B: toJSONArm(r.B),
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
-		Metrics:    make([]jsonMetric, 0, len(r.Rows)),
+		Metrics:    make([]MetricJSON, 0, len(r.Rows)),
 		Regression: r.Err() != nil,
 		Warnings:   r.Warnings,
 	}
-	nan := stats.Float(math.NaN())
 	for _, row := range r.Rows {
-		jm := jsonMetric{
-			Metric: row.Metric.Name, Field: row.Metric.Field, Unit: row.Metric.Unit,
-			A: row.A, B: row.B, Tested: row.Tested, HolmP: stats.Float(row.HolmP), Significant: row.Significant,
-			DeltaPct: nan, MannWhitney: nan, P: nan, CohensD: nan, HedgesG: nan, MDE: nan, MDEPct: nan,
-			Lag1A: nan, Lag1B: nan, NEffA: nan, NEffB: nan, Warnings: row.Warnings,
-		}
-		if row.Tested {
-			c := row.Comparison
-			jm.DeltaPct, jm.MannWhitney, jm.P = stats.Float(c.DeltaPct), stats.Float(c.MannWhitneyP), stats.Float(c.P)
-			jm.CohensD, jm.HedgesG = stats.Float(c.CohensD), stats.Float(c.HedgesG)
-			jm.MDE, jm.MDEPct = stats.Float(c.MDE), stats.Float(c.MDEPct)
-			jm.Lag1A, jm.Lag1B, jm.NEffA, jm.NEffB = stats.Float(c.Lag1A), stats.Float(c.Lag1B), stats.Float(c.NEffA), stats.Float(c.NEffB)
-			jm.Welch = &jsonWelch{
-				T: stats.Float(c.Welch.T), DF: stats.Float(c.Welch.DF), P: stats.Float(c.Welch.P),
-				Diff: stats.Float(c.Welch.Diff), SE: stats.Float(c.Welch.SE), Confidence: c.Welch.Confidence,
-				CILow: stats.Float(c.Welch.CILow), CIHigh: stats.Float(c.Welch.CIHigh),
-			}
-		}
-		out.Metrics = append(out.Metrics, jm)
+		out.Metrics = append(out.Metrics, row.JSON())
 	}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, jsonGate{
