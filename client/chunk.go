@@ -28,39 +28,27 @@ type chatChunk struct {
 // empty chunk, as it does for encoding/json.
 func decodeChatChunk(b []byte, c *chatChunk) error {
 	*c = chatChunk{NoChoices: true}
-	i := skipWS(b, 0)
-	if isNull(b, i) {
-		return finish(b, i+4)
-	}
-	o, err := openObject(b, i, 1)
+	end, err := members(b, skipWS(b, 0), 0, "", func(key jsonText, i, depth int) (int, bool, error) {
+		switch {
+		case keyIs(key, "modality"):
+			i, err := readString(b, i, &c.Modality, "modality")
+			return i, true, err
+		case keyIs(key, "choices"):
+			i, err := decodeChoices(b, i, depth, c)
+			return i, true, err
+		case keyIs(key, "usage"):
+			i, err := decodeChatUsage(b, i, depth, c)
+			return i, true, err
+		case keyIs(key, "error"):
+			i, err := decodeErrorValue(b, i, depth, &c.HasError, &c.ErrorMessage)
+			return i, true, err
+		}
+		return i, false, nil
+	})
 	if err != nil {
 		return err
 	}
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		switch {
-		case keyIs(key, "modality"):
-			o.i, err = readString(b, o.i, &c.Modality, "modality")
-		case keyIs(key, "choices"):
-			o.i, err = decodeChoices(b, o.i, o.depth, c)
-		case keyIs(key, "usage"):
-			o.i, err = decodeChatUsage(b, o.i, o.depth, c)
-		case keyIs(key, "error"):
-			o.i, err = decodeErrorValue(b, o.i, o.depth, &c.HasError, &c.ErrorMessage)
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return finish(b, o.i)
+	return finish(b, end)
 }
 
 // decodeChoices reads the choices array into choice 0 of c. Like
@@ -105,121 +93,58 @@ func (c *chatChunk) resetChoice() {
 }
 
 func decodeChoice(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		return 0, fmt.Errorf("choices[0]: %w", err)
-	}
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return o.i, nil
-		}
+	return members(b, i, depth, "choices[0]", func(key jsonText, i, depth int) (int, bool, error) {
 		switch {
 		case keyIs(key, "delta"):
-			o.i, err = decodeDelta(b, o.i, o.depth, c)
+			i, err := decodeDelta(b, i, depth, c)
+			return i, true, err
 		case keyIs(key, "finish_reason"):
-			o.i, err = readString(b, o.i, &c.FinishReason, "choices[0].finish_reason")
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			i, err := readString(b, i, &c.FinishReason, "choices[0].finish_reason")
+			return i, true, err
 		}
-		if err != nil {
-			return 0, err
-		}
-	}
+		return i, false, nil
+	})
 }
 
 func decodeDelta(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		return 0, fmt.Errorf("choices[0].delta: %w", err)
-	}
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return o.i, nil
-		}
+	return members(b, i, depth, "choices[0].delta", func(key jsonText, i, depth int) (int, bool, error) {
 		switch {
 		case keyIs(key, "content"):
-			o.i, err = readString(b, o.i, &c.Content, "choices[0].delta.content")
+			i, err := readString(b, i, &c.Content, "choices[0].delta.content")
+			return i, true, err
 		case keyIs(key, "audio"):
-			o.i, err = decodeDeltaAudio(b, o.i, o.depth, c)
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			i, err := decodeDeltaAudio(b, i, depth, c)
+			return i, true, err
 		}
-		if err != nil {
-			return 0, err
-		}
-	}
+		return i, false, nil
+	})
 }
 
 func decodeDeltaAudio(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		return 0, fmt.Errorf("choices[0].delta.audio: %w", err)
-	}
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
+	return members(b, i, depth, "choices[0].delta.audio", func(key jsonText, i, _ int) (int, bool, error) {
+		if !keyIs(key, "data") {
+			return i, false, nil
 		}
-		if !ok {
-			return o.i, nil
-		}
-		if keyIs(key, "data") {
-			o.i, err = readString(b, o.i, &c.AudioData, "choices[0].delta.audio.data")
-		} else {
-			o.i, err = skipValue(b, o.i, o.depth)
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
+		i, err := readString(b, i, &c.AudioData, "choices[0].delta.audio.data")
+		return i, true, err
+	})
 }
 
 func decodeChatUsage(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
+	if !isNull(b, i) {
+		c.HasUsage = true
 	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		return 0, fmt.Errorf("usage: %w", err)
-	}
-	c.HasUsage = true
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return o.i, nil
-		}
+	return members(b, i, depth, "usage", func(key jsonText, i, _ int) (int, bool, error) {
 		switch {
 		case keyIs(key, "prompt_tokens"):
-			o.i, err = readInt(b, o.i, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
+			i, err := readInt(b, i, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
+			return i, true, err
 		case keyIs(key, "completion_tokens"):
-			o.i, err = readInt(b, o.i, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			i, err := readInt(b, i, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
+			return i, true, err
 		}
-		if err != nil {
-			return 0, err
-		}
-	}
+		return i, false, nil
+	})
 }
 
 // decodeErrorValue reads a top-level "error" member. null clears it (as
@@ -243,11 +168,34 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 		*has = true
 		return skipValue(b, i, depth)
 	}
+	*has = true
+	return members(b, i, depth, "error", func(key jsonText, i, _ int) (int, bool, error) {
+		if !keyIs(key, "message") {
+			return i, false, nil
+		}
+		i, err := readString(b, i, msg, "error.message")
+		return i, true, err
+	})
+}
+
+// members walks the JSON object (or null) at b[i], which sits at nesting
+// depth depth, and hands each member's key and value offset to field. field
+// reads the value and returns the offset after it with handled true, or
+// returns handled false to have the value skipped (and validated). where
+// names the object in errors ("" for the top level). members returns the
+// offset after the object. field is only called, never kept, so a closure
+// passed here stays on the stack: the walk allocates nothing.
+func members(b []byte, i, depth int, where string, field func(key jsonText, i, depth int) (int, bool, error)) (int, error) {
+	if isNull(b, i) {
+		return i + 4, nil
+	}
 	o, err := openObject(b, i, depth+1)
 	if err != nil {
-		return 0, err
+		if where == "" {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%s: %w", where, err)
 	}
-	*has = true
 	for {
 		key, ok, err := o.next()
 		if err != nil {
@@ -256,13 +204,13 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 		if !ok {
 			return o.i, nil
 		}
-		if keyIs(key, "message") {
-			o.i, err = readString(b, o.i, msg, "error.message")
-		} else {
-			o.i, err = skipValue(b, o.i, o.depth)
+		next, handled, err := field(key, o.i, o.depth)
+		if err == nil && !handled {
+			next, err = skipValue(b, o.i, o.depth)
 		}
 		if err != nil {
 			return 0, err
 		}
+		o.i = next
 	}
 }

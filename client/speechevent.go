@@ -1,7 +1,5 @@
 package client
 
-import "fmt"
-
 // Speech SSE event types (protocol section 4).
 const (
 	speechDelta = "speech.audio.delta"
@@ -28,68 +26,42 @@ type speechEvent struct {
 // the same rules as decodeChatChunk.
 func decodeSpeechEvent(b []byte, e *speechEvent) error {
 	*e = speechEvent{}
-	i := skipWS(b, 0)
-	if isNull(b, i) {
-		return finish(b, i+4)
-	}
-	o, err := openObject(b, i, 1)
+	end, err := members(b, skipWS(b, 0), 0, "", func(key jsonText, i, depth int) (int, bool, error) {
+		switch {
+		case keyIs(key, "type"):
+			i, err := readString(b, i, &e.Type, "type")
+			return i, true, err
+		case keyIs(key, "audio"):
+			i, err := readString(b, i, &e.Audio, "audio")
+			return i, true, err
+		case keyIs(key, "usage"):
+			i, err := decodeSpeechUsage(b, i, depth, e)
+			return i, true, err
+		case keyIs(key, "error"):
+			i, err := decodeErrorValue(b, i, depth, &e.HasError, &e.ErrorMessage)
+			return i, true, err
+		}
+		return i, false, nil
+	})
 	if err != nil {
 		return err
 	}
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		switch {
-		case keyIs(key, "type"):
-			o.i, err = readString(b, o.i, &e.Type, "type")
-		case keyIs(key, "audio"):
-			o.i, err = readString(b, o.i, &e.Audio, "audio")
-		case keyIs(key, "usage"):
-			o.i, err = decodeSpeechUsage(b, o.i, o.depth, e)
-		case keyIs(key, "error"):
-			o.i, err = decodeErrorValue(b, o.i, o.depth, &e.HasError, &e.ErrorMessage)
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return finish(b, o.i)
+	return finish(b, end)
 }
 
 func decodeSpeechUsage(b []byte, i, depth int, e *speechEvent) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
+	if !isNull(b, i) {
+		e.HasUsage = true
 	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		return 0, fmt.Errorf("usage: %w", err)
-	}
-	e.HasUsage = true
-	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			return o.i, nil
-		}
+	return members(b, i, depth, "usage", func(key jsonText, i, _ int) (int, bool, error) {
 		switch {
 		case keyIs(key, "input_tokens"):
-			o.i, err = readInt(b, o.i, &e.InputTokens, &e.HasInput, "usage.input_tokens")
+			i, err := readInt(b, i, &e.InputTokens, &e.HasInput, "usage.input_tokens")
+			return i, true, err
 		case keyIs(key, "output_tokens"):
-			o.i, err = readInt(b, o.i, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
-		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			i, err := readInt(b, i, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
+			return i, true, err
 		}
-		if err != nil {
-			return 0, err
-		}
-	}
+		return i, false, nil
+	})
 }
