@@ -547,11 +547,7 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
 	metricsURL := st.url + "/metrics"
 	size := &MetricsSize{URL: redactURL(metricsURL)}
 	st.res.Metrics = size
-	if err := sleepCtx(ctx, cfg.Run.Settle); err != nil {
-		size.Error = err.Error()
-		return
-	}
-	snap, err := scrape.Fetch(ctx, metricsURL, scrape.AcceptText)
+	snap, err := scrape.FetchSettled(ctx, metricsURL, scrape.AcceptText, cfg.Run.Settle)
 	if err != nil {
 		size.Error = err.Error()
 		return
@@ -587,19 +583,4 @@ func (st *armState) close(grace time.Duration, logw io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

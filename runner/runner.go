@@ -244,18 +244,19 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Records = col.records()
 
 	if out.Before != nil && !out.Interrupted {
-		if err := sleepCtx(ctx, cfg.Settle); err == nil {
-			after, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
-			if err != nil {
-				out.ScrapeNote = fmt.Sprintf("second scrape failed: %v", err)
-				fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+		after, err := scrape.FetchSettled(ctx, out.MetricsURL, cfg.Accept, cfg.Settle)
+		switch {
+		case ctx.Err() != nil:
+			// Interrupted during the settle wait: no second snapshot.
+		case err != nil:
+			out.ScrapeNote = fmt.Sprintf("second scrape failed: %v", err)
+			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+		default:
+			out.After = after
+			if d, err := diffSnapshots(out.Before, after); err != nil {
+				out.ScrapeNote = err.Error()
 			} else {
-				out.After = after
-				if d, err := diffSnapshots(out.Before, after); err != nil {
-					out.ScrapeNote = err.Error()
-				} else {
-					out.Delta = d
-				}
+				out.Delta = d
 			}
 		}
 	}
@@ -310,21 +311,6 @@ func clientRequest(s scenarios.RequestSpec) client.Request {
 		ExtraBody:     s.ExtraBody,
 		Headers:       s.Headers,
 		PCMSampleRate: s.PCMSampleRate,
-	}
-}
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

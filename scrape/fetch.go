@@ -81,6 +81,22 @@ func Fetch(ctx context.Context, url string, accept Accept) (*Snapshot, error) {
 	return FetchWith(ctx, http.DefaultClient, url, accept)
 }
 
+// FetchSettled waits settle (so the server can finalize the requests it just
+// served) and then scrapes url like Fetch; a ctx cancelled during the wait
+// ends it with ctx's error.
+func FetchSettled(ctx context.Context, url string, accept Accept, settle time.Duration) (*Snapshot, error) {
+	if settle > 0 {
+		t := time.NewTimer(settle)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting %s before scraping %s: %w", settle, redact(url), ctx.Err())
+		}
+	}
+	return Fetch(ctx, url, accept)
+}
+
 // FetchWith scrapes url once and returns the raw response as a Snapshot,
 // after checking that the body parses. The request is bounded by ctx only;
 // callers set a deadline. Errors name the URL (with any password removed).

@@ -180,3 +180,38 @@ func TestParseAccept(t *testing.T) {
 		t.Error("ParseAccept(xml) accepted")
 	}
 }
+
+func TestFetchSettled(t *testing.T) {
+	fetched := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched <- struct{}{}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE up gauge\nup 1\n"))
+	}))
+	defer srv.Close()
+
+	snap, err := FetchSettled(t.Context(), srv.URL, AcceptText, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := snap.Families(); err != nil {
+		t.Fatal(err)
+	} else if _, ok := fs.Lookup("up"); !ok {
+		t.Fatalf("families %v: no \"up\"", fs)
+	}
+	<-fetched
+
+	// Cancelled during the wait: no request, and the error says what was
+	// being waited for.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = FetchSettled(ctx, srv.URL, AcceptText, time.Hour)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "before scraping") {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	select {
+	case <-fetched:
+		t.Fatal("scraped although the wait was cancelled")
+	default:
+	}
+}
