@@ -69,8 +69,11 @@ type Options struct {
 	ContinuityMode continuity.Mode
 	// Preroll configures the pre-buffering player simulation.
 	Preroll continuity.PrerollConfig
-	// MaxConns bounds connections to the server (idle and in use);
-	// default 1024.
+	// MaxConns bounds connections to the server (idle and in use); 0
+	// means no bound, so connections follow the load. The runner sets it
+	// to the load's peak concurrency (load.Config.PeakConcurrency). A
+	// request that waits for a connection because of the bound has the
+	// wait in results.Record.QueueS.
 	MaxConns int
 }
 
@@ -85,8 +88,10 @@ type Client struct {
 	streams    sync.Pool // *stream, so per-request buffers are reused
 }
 
-// defaultMaxConns is the connection bound when Options.MaxConns is 0.
-const defaultMaxConns = 1024
+// unboundedIdleConns is the idle-connection bound when Options.MaxConns is
+// 0: the transport keeps every connection the load opened (0 would mean 2
+// per host in MaxIdleConnsPerHost), so a closed loop never re-dials.
+const unboundedIdleConns = 1 << 20
 
 // New validates opts and builds a Client.
 func New(opts Options) (*Client, error) {
@@ -122,8 +127,9 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("client: continuity threshold %v s must be a positive number", t)
 		}
 	}
-	if opts.MaxConns == 0 {
-		opts.MaxConns = defaultMaxConns
+	idle := opts.MaxConns
+	if idle == 0 {
+		idle = unboundedIdleConns
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
@@ -135,9 +141,9 @@ func New(opts Options) (*Client, error) {
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConns:        opts.MaxConns,
-		MaxIdleConnsPerHost: opts.MaxConns,
-		MaxConnsPerHost:     opts.MaxConns,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     opts.MaxConns, // 0: no bound
 		IdleConnTimeout:     90 * time.Second,
 		// Audio does not compress, and a gzip layer would hide the
 		// arrival time of each chunk.

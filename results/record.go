@@ -55,6 +55,11 @@ type Record struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 
+	// QueueS is the client queue time: how long the request waited for a
+	// connection of the client's transport (its connection bound reached),
+	// not counting the setup of a connection it dialled itself. It is inside
+	// every latency below, which run from the send time.
+	QueueS     float64   `json:"queue_s,omitempty"`
 	ConnectS   float64   `json:"connect_s,omitempty"`    // connection established (0 when reused)
 	FirstByteS float64   `json:"first_byte_s,omitempty"` // first response byte
 	TTFPS      float64   `json:"ttfp_s,omitempty"`       // first non-empty audio chunk; 0 when none
