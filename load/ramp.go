@@ -187,3 +187,31 @@ func (r rateRamp) at(s float64) float64 {
 	a := (r.r1 - r.r0) / r.t
 	return 2 * s / (r.r0 + math.Sqrt(r.r0*r.r0+2*a*s))
 }
+
+// ParseRate parses an open-loop rate: "20" (arrivals per second) or a
+// range "1:20" for a linear rate ramp from 1 to 20 over Config.RampUp. It
+// returns the ramp's start (0 for a single rate) and the rate.
+func ParseRate(s string) (start, rate float64, err error) {
+	num := func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return 0, fmt.Errorf("rate %q: want a number of arrivals per second >= 0, or a ramp START:END such as 1:20", s)
+		}
+		return f, nil
+	}
+	a, b, isRange := strings.Cut(s, ":")
+	if !isRange {
+		rate, err = num(s)
+		return 0, rate, err
+	}
+	if start, err = num(a); err != nil {
+		return 0, 0, err
+	}
+	if rate, err = num(b); err != nil {
+		return 0, 0, err
+	}
+	if rate == 0 {
+		return 0, 0, fmt.Errorf("rate %q: a ramp must end at a rate > 0", s)
+	}
+	return start, rate, nil
+}

@@ -297,3 +297,20 @@ func TestStagesEndTheRun(t *testing.T) {
 		t.Errorf("started %d", st.Started)
 	}
 }
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in          string
+		start, rate float64
+	}{{"20", 0, 20}, {"0", 0, 0}, {"2.5", 0, 2.5}, {"1:20", 1, 20}, {"20:1", 20, 1}, {"0:8", 0, 8}} {
+		s, r, err := ParseRate(tc.in)
+		if err != nil || s != tc.start || r != tc.rate {
+			t.Errorf("ParseRate(%q) = %v, %v, %v", tc.in, s, r, err)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "1:", ":2", "1:0", "NaN", "1:2:3", "inf"} {
+		if _, _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted it", bad)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -32,12 +33,17 @@ type RunReport struct {
 	Load           *load.Stats
 	ServerVsClient []Comparison
 	Notes          []string
+	// Health is the load generator's own health (nil: not watched).
+	Health *selfmon.Report
 }
 
 // RunTables builds the run report's tables.
 func RunTables(r RunReport) []Table {
 	s := r.Summary
 	var out []Table
+	if w := saturationWarning(r.Health); w != nil {
+		out = append(out, *w) // first: it qualifies every figure below
+	}
 
 	req := Table{Title: "Requests", Header: []string{"outcome", "count"}}
 	req.Rows = append(req.Rows,
@@ -63,6 +69,9 @@ func RunTables(r RunReport) []Table {
 	}
 	if s.Requests.Warmup > 0 {
 		req.Rows = append(req.Rows, []string{"warm-up (excluded)", strconv.Itoa(s.Requests.Warmup)})
+	}
+	if s.Requests.Ramp > 0 {
+		req.Rows = append(req.Rows, []string{"ramp phase (excluded; --include-ramp)", strconv.Itoa(s.Requests.Ramp)})
 	}
 	if r.Load != nil && r.Load.Dropped > 0 {
 		req.Rows = append(req.Rows, []string{"dropped arrivals (--max-inflight)", strconv.Itoa(r.Load.Dropped)})
@@ -131,6 +140,10 @@ func RunTables(r RunReport) []Table {
 				p.StallResumeStalls, p.StallResumeTotalS, p.StallResumeLongestS, p.PrerollStartupMeanS))
 		}
 		out = append(out, ct)
+	}
+
+	if h := healthTable(r.Health); h != nil {
+		out = append(out, *h)
 	}
 
 	if len(r.ServerVsClient) > 0 {

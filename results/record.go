@@ -40,9 +40,13 @@ func ErrorClasses() []string {
 type Record struct {
 	Type string `json:"type"` // always "request" in a JSONL file
 
-	ID       string `json:"id"`
-	Seq      int    `json:"seq"`
-	Warmup   bool   `json:"warmup,omitempty"`
+	ID     string `json:"id"`
+	Seq    int    `json:"seq"`
+	Warmup bool   `json:"warmup,omitempty"`
+	// Phase is "ramp" for a request started while the load was ramping
+	// (--ramp-up, --stages, a rate range); such requests are left out of
+	// the figures unless --include-ramp. "" is the steady phase.
+	Phase    string `json:"phase,omitempty"`
 	Kind     string `json:"kind"`
 	Endpoint string `json:"endpoint"`
 	Model    string `json:"model,omitempty"`

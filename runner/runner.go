@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,9 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/wav"
 )
@@ -77,6 +80,14 @@ type Config struct {
 	// in-flight requests through it). It must be safe for concurrent use.
 	OnStart func(load.Arrival)
 
+	// SelfMon holds the thresholds at which the load generator counts as
+	// saturated (see selfmon.Report.Judge).
+	SelfMon selfmon.Thresholds
+	// OnHealth, when set, receives every self-monitoring sample of the
+	// load generator during the run (the exporter's gauges), from the
+	// monitor's goroutine.
+	OnHealth func(selfmon.Sample)
+
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
 	SaveAudioDir string
@@ -94,6 +105,13 @@ type Outcome struct {
 	After      *scrape.Snapshot
 	Delta      *scrape.Delta
 	ScrapeNote string // why there was no scrape, when there was none
+
+	// Health is the load generator's own health over the load phase, with
+	// its saturation verdict.
+	Health *selfmon.Report
+	// ClientNotes explain what limited the client (a connection bound
+	// below the load's peak).
+	ClientNotes []string
 
 	Interrupted bool
 }
@@ -156,6 +174,32 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	copts := cfg.Client
 	copts.BaseURL = target
+	// Connections follow the load: as many as it can have in flight (0,
+	// unbounded, for an open loop without --max-inflight). A smaller bound
+	// set on purpose is said, and its wait is every request's queue_s.
+	peak := cfg.Load.PeakConcurrency()
+	switch {
+	case copts.MaxConns == 0:
+		copts.MaxConns = peak
+	case peak == 0 || copts.MaxConns < peak:
+		load := "an unbounded open loop"
+		if peak > 0 {
+			load = fmt.Sprintf("the load's peak of %d requests in flight", peak)
+		}
+		note := fmt.Sprintf("connections capped at %d (--max-conns), below %s: requests wait for a connection; the wait is client_queue_ms and inside every latency", copts.MaxConns, load)
+		out.ClientNotes = append(out.ClientNotes, note)
+		fmt.Fprintf(cfg.Log, "omnibench: %s\n", note)
+	}
+	files := 0
+	if conns := copts.MaxConns; conns > 0 {
+		files = conns + 64 // connections, plus the process's own files and listeners
+		if simulated {
+			files += conns // the embedded simulator holds the server end of each
+		}
+	}
+	if _, err := client.EnsureFiles(files); err != nil {
+		return nil, err
+	}
 	cl, err := client.New(copts)
 	if err != nil {
 		return nil, err
@@ -196,6 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			ID:        fmt.Sprintf("req-%06d", a.Seq),
 			Seq:       a.Seq,
 			Warmup:    a.Warmup,
+			Phase:     a.Phase,
 			IntendedS: a.Intended.Seconds(),
 		}
 		rec.SentS = time.Since(a.Start).Seconds()
@@ -235,7 +280,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
+	mon := selfmon.Start(selfmon.Options{Streams: col.open, OnSample: cfg.OnHealth})
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	health := mon.Stop()
+	out.Health = &health
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -265,6 +313,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	sopts.FromIntended = lcfg.Open()
 	out.Summary = summary.Compute(out.Records, sopts)
 	out.Summary.Mode = lcfg.Mode()
+	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Records))
+	if w := out.Health.Warning(); w != "" {
+		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
+	}
 
 	switch {
 	case runErr != nil && !errors.Is(runErr, context.Canceled):
@@ -350,8 +402,34 @@ func (c *collector) add(r *results.Record) {
 	}
 }
 
+// open is the number of requests in flight (the self-monitor's streams).
+func (c *collector) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight
+}
+
 func (c *collector) records() []results.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]results.Record(nil), c.recs...)
+}
+
+// stampDelayP99 is the p99 send-stamp delay in ms over the measured
+// records' events; nil when the server does not stamp.
+func stampDelayP99(recs []results.Record) *float64 {
+	var ms []float64
+	for i := range recs {
+		if !recs[i].Warmup {
+			for _, d := range recs[i].StampDelaysS {
+				ms = append(ms, d*1000)
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	slices.Sort(ms)
+	v := stats.Percentile(ms, 99)
+	return &v
 }

@@ -44,6 +44,7 @@ func (t Thresholds) delayMS() float64 {
 // th.Delay. ClientDelayMS is the larger of the two p99 delays.
 func (r *Report) Judge(th Thresholds, stampP99MS *float64) {
 	r.StampDelayP99MS = stampP99MS
+	r.ThresholdCPUShare, r.ThresholdDelayMS = th.cpuShare(), th.delayMS()
 	r.Reasons = nil
 	r.ClientDelayMS = r.SchedLatencyP99MS
 	if stampP99MS != nil {

@@ -90,9 +90,11 @@ type Report struct {
 	PeakMemoryBytes      uint64  `json:"peak_memory_bytes"`
 	MemoryPerStreamBytes float64 `json:"memory_per_stream_bytes"`
 
-	// Filled by Judge.
-	StampDelayP99MS *float64 `json:"stamp_delay_p99_ms,omitempty"` // with a stamping server (the simulator)
-	Saturated       bool     `json:"saturated"`
+	// Filled by Judge: the thresholds applied, the stamp delay, the verdict.
+	ThresholdCPUShare float64  `json:"threshold_cpu_share"`
+	ThresholdDelayMS  float64  `json:"threshold_delay_ms"`
+	StampDelayP99MS   *float64 `json:"stamp_delay_p99_ms,omitempty"` // with a stamping server (the simulator)
+	Saturated         bool     `json:"saturated"`
 	// ClientDelayMS is the largest client-side delay measured (scheduling
 	// latency p99, stamp delay p99): how much of a latency may be the
 	// client's when it was saturated.
