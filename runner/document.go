@@ -27,9 +27,9 @@ type Document struct {
 	// the figures include the client's delay (sweep and capacity mark
 	// such levels).
 	Client *selfmon.Report `json:"client,omitempty"`
-	Server        *ServerDocument    `json:"server,omitempty"`
-	SLOs          json.RawMessage    `json:"slos,omitempty"`
-	Extra         map[string]any     `json:"extra,omitempty"`
+	Server *ServerDocument `json:"server,omitempty"`
+	SLOs   json.RawMessage `json:"slos,omitempty"`
+	Extra  map[string]any  `json:"extra,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
