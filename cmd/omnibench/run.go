@@ -442,6 +442,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
+	if exp != nil && outcome.Health != nil {
+		exp.SetHealth(*outcome.Health)
+	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
 	switch {
 	case runErr != nil:
