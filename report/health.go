@@ -37,7 +37,7 @@ func healthTable(h *selfmon.Report) *Table {
 		t.Rows = append(t.Rows, []string{"send-stamp delay p99 (ms)", ff(*h.StampDelayP99MS, 3)})
 	}
 	t.Rows = append(t.Rows,
-		[]string{"peak open streams / goroutines", strconv.Itoa(h.PeakStreams) + " / " + strconv.Itoa(h.PeakGoroutines)},
+		[]string{"peak open streams / goroutines (sampled)", strconv.Itoa(h.PeakStreams) + " / " + strconv.Itoa(h.PeakGoroutines)},
 		[]string{"memory per open stream (KB)", ff(h.MemoryPerStreamBytes/1024, 1)},
 		[]string{"Go runtime memory base / peak (MB)", ff(float64(h.BaseMemoryBytes)/(1<<20), 1) + " / " + ff(float64(h.PeakMemoryBytes)/(1<<20), 1)},
 	)

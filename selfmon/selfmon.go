@@ -27,7 +27,7 @@ import (
 // DefaultInterval is the sampling period when Options.Interval is 0: often
 // enough to see a burst of a few seconds, rare enough to cost nothing (one
 // sample reads six runtime metrics and one getrusage).
-const DefaultInterval = 500 * time.Millisecond
+const DefaultInterval = 250 * time.Millisecond
 
 // Options configures a Monitor.
 type Options struct {
