@@ -11,7 +11,11 @@
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
 // http.Client.Do, so it includes waiting for a connection, dialling and
-// writing the request. The caller (the load generator) sets ID, Seq, Warmup,
+// writing the request. QueueS is the part of that wait spent queueing for a
+// connection (Options.MaxConns reached): GetConn to GotConn less the setup
+// of a connection the request dialled itself; it is never silent, since
+// the report shows it as a distribution. The caller (the load generator)
+// sets ID, Seq, Warmup,
 // IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
 // for the raw byte stream, the read) completed.
 //
