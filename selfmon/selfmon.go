@@ -26,7 +26,7 @@ import (
 
 // DefaultInterval is the sampling period when Options.Interval is 0: often
 // enough to see a burst of a few seconds, rare enough to cost nothing (one
-// sample reads six runtime metrics and one getrusage).
+// sample reads eight runtime metrics and one getrusage).
 const DefaultInterval = 250 * time.Millisecond
 
 // Options configures a Monitor.
@@ -82,10 +82,13 @@ type Report struct {
 
 	PeakGoroutines int `json:"peak_goroutines"`
 	PeakStreams    int `json:"peak_streams"`
-	// BaseMemoryBytes is the runtime's memory at the start; PeakMemoryBytes
-	// the most during the run; MemoryPerStreamBytes the growth over the base
-	// per open stream, at the sample with the most open streams (0 when no
-	// stream was open at a sample).
+	// BaseMemoryBytes is the memory the Go runtime holds at the start;
+	// PeakMemoryBytes the most during the run. MemoryPerStreamBytes is the
+	// growth of the memory in use (heap objects and goroutine stacks) over
+	// the live memory at the start (measured right after a GC), per open
+	// stream, at the sample with the most open streams; 0 when no stream was
+	// open at a sample. It is an upper bound: the heap at the sample also
+	// holds garbage not yet collected. Kernel socket buffers are not in it.
 	BaseMemoryBytes      uint64  `json:"base_memory_bytes"`
 	PeakMemoryBytes      uint64  `json:"peak_memory_bytes"`
 	MemoryPerStreamBytes float64 `json:"memory_per_stream_bytes"`
@@ -118,7 +121,7 @@ type Monitor struct {
 	peakG    int
 	peakMem  uint64
 	peakS    int
-	memAtPkS uint64
+	inUseAtS uint64 // memory in use at the sample with the most streams
 }
 
 // snapshot is one reading of the process counters.
@@ -130,6 +133,8 @@ type snapshot struct {
 	gcCPU    float64 // /cpu/classes/gc/pause:cpu-seconds
 	memTotal uint64
 	memFree  uint64
+	objects  uint64 // heap objects, live and not yet swept
+	stacks   uint64 // goroutine stack spans in use
 	goros    uint64
 }
 
@@ -140,6 +145,8 @@ const (
 	mGCCPU    = "/cpu/classes/gc/pause:cpu-seconds"
 	mMemTotal = "/memory/classes/total:bytes"
 	mMemFree  = "/memory/classes/heap/released:bytes"
+	mObjects  = "/memory/classes/heap/objects:bytes"
+	mStacks   = "/memory/classes/heap/stacks:bytes"
 	mGoros    = "/sched/goroutines:goroutines"
 )
 
@@ -153,6 +160,9 @@ func Start(opts Options) *Monitor {
 		opts.Interval = DefaultInterval
 	}
 	m := &Monitor{opts: opts, cores: Cores(), stop: make(chan struct{}), done: make(chan struct{})}
+	// A GC first, so the base of the memory per stream is live memory, not
+	// garbage of whatever ran before (a few ms on a small heap, once a run).
+	runtime.GC()
 	m.first = read()
 	m.prev = m.first
 	m.start = m.first.at
@@ -195,7 +205,7 @@ func (m *Monitor) sample() Sample {
 	m.peakG = max(m.peakG, s.Goroutines)
 	m.peakMem = max(m.peakMem, s.MemoryBytes)
 	if streams > m.peakS {
-		m.peakS, m.memAtPkS = streams, s.MemoryBytes
+		m.peakS, m.inUseAtS = streams, cur.inUse()
 	}
 	return s
 }
@@ -225,8 +235,8 @@ func (m *Monitor) Stop() Report {
 	r.GCPauseP99MS = 1000 * Quantile(gc, 0.99)
 	r.GCPauseMaxMS = 1000 * Quantile(gc, 1)
 	r.GCPauseTotalMS = 1000 * gcWall(last.gcCPU-m.first.gcCPU)
-	if m.peakS > 0 && m.memAtPkS > r.BaseMemoryBytes {
-		r.MemoryPerStreamBytes = float64(m.memAtPkS-r.BaseMemoryBytes) / float64(m.peakS)
+	if base := m.first.inUse(); m.peakS > 0 && m.inUseAtS > base {
+		r.MemoryPerStreamBytes = float64(m.inUseAtS-base) / float64(m.peakS)
 	}
 	return r
 }
@@ -250,6 +260,9 @@ func between(a, b snapshot, cores int) Sample {
 	return s
 }
 
+// inUse is the memory in heap objects and goroutine stacks.
+func (s snapshot) inUse() uint64 { return s.objects + s.stacks }
+
 func (s snapshot) mem() uint64 {
 	if s.memFree > s.memTotal {
 		return 0
@@ -259,7 +272,8 @@ func (s snapshot) mem() uint64 {
 
 // read takes one reading of the process counters.
 func read() snapshot {
-	samples := []metrics.Sample{{Name: mSched}, {Name: mGCPauses}, {Name: mGCCPU}, {Name: mMemTotal}, {Name: mMemFree}, {Name: mGoros}}
+	samples := []metrics.Sample{{Name: mSched}, {Name: mGCPauses}, {Name: mGCCPU}, {Name: mMemTotal}, {Name: mMemFree},
+		{Name: mObjects}, {Name: mStacks}, {Name: mGoros}}
 	metrics.Read(samples)
 	s := snapshot{at: time.Now(), cpu: processCPU()}
 	for _, x := range samples {
@@ -276,6 +290,10 @@ func read() snapshot {
 			s.memTotal = uint64Of(x.Value)
 		case mMemFree:
 			s.memFree = uint64Of(x.Value)
+		case mObjects:
+			s.objects = uint64Of(x.Value)
+		case mStacks:
+			s.stacks = uint64Of(x.Value)
 		case mGoros:
 			s.goros = uint64Of(x.Value)
 		}

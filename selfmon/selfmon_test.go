@@ -151,6 +151,11 @@ func TestMonitorSamplesTheProcess(t *testing.T) {
 	if r.PeakStreams != len(held) {
 		t.Errorf("peak streams %d, want %d (the last sample is taken at Stop)", r.PeakStreams, len(held))
 	}
+	// Each of the 10 "streams" holds 1 MiB allocated after the start, live at
+	// every sample that saw them: at least that much per stream.
+	if r.MemoryPerStreamBytes < 0.9*(1<<20) {
+		t.Errorf("memory per stream %.0f B, want at least the 1 MiB each holds", r.MemoryPerStreamBytes)
+	}
 	if r.PeakMemoryBytes < r.BaseMemoryBytes || r.PeakGoroutines < 1 {
 		t.Errorf("memory %d..%d, goroutines %d", r.BaseMemoryBytes, r.PeakMemoryBytes, r.PeakGoroutines)
 	}
