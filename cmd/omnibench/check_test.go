@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -153,7 +154,7 @@ func TestCheckCmd(t *testing.T) {
 	dir := t.TempDir()
 
 	out, _, code, err := runMetricsCmd(t, "check", on.URL+"/metrics")
-	if code != 0 || !strings.Contains(out, "PASS: ") || !strings.Contains(out, "Server stats: on") {
+	if code != 0 || !strings.Contains(out, "rules, 0 failed") || !strings.Contains(out, "server stats on") {
 		t.Fatalf("stats on: code %d, err %v\n%s", code, err, out)
 	}
 	// Declaring the wrong stats setting fails a rule: exit 1.
@@ -224,4 +225,93 @@ func TestCheckCmd(t *testing.T) {
 			t.Errorf("%v: code %d (%v), want 2", args, code, err)
 		}
 	}
+}
+
+// TestCheckOutputFits: on a healthy simulator, `check` prints one line (the
+// summary) within 100 columns; --verbose lists every rule within 100
+// columns too; JSON lists every rule.
+func TestCheckOutputFits(t *testing.T) {
+	for _, stats := range []bool{true, false} {
+		sim := startCheckSimulator(t, stats)
+		out, _, code, err := runMetricsCmd(t, "check", sim.URL+"/metrics")
+		if code != 0 {
+			t.Fatalf("stats %v: code %d, %v\n%s", stats, code, err, out)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(lines) > 2 || widest(out) > 100 {
+			t.Errorf("stats %v: %d lines, widest %d columns:\n%s", stats, len(lines), widest(out), out)
+		}
+		verbose, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--verbose")
+		listed := 0
+		for _, l := range strings.Split(verbose, "\n") {
+			if strings.HasPrefix(l, "PASS ") || strings.HasPrefix(l, "SKIP ") || strings.HasPrefix(l, "FAIL ") {
+				listed++
+			}
+		}
+		if w := widest(verbose); w > 100 || listed < 100 {
+			t.Errorf("stats %v: --verbose: %d rules listed, widest %d columns", stats, listed, w)
+		}
+		js, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--format", "json")
+		var doc struct {
+			Results []json.RawMessage `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Results) != listed {
+			t.Errorf("stats %v: json lists %d rules (%v), verbose %d", stats, len(doc.Results), err, listed)
+		}
+	}
+}
+
+// TestCheckFormatProfile: `check --profile format FILE` exits 0 on a valid
+// exposition and 1 on an invalid one, naming the file's line and token; a
+// body that does not parse is a failed rule (exit 1), not unusable input.
+func TestCheckFormatProfile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, _, code, err := runMetricsCmd(t, "check", "--profile", "format", "../../check/testdata/format/valid/python-client.om")
+	if code != 0 || !strings.HasPrefix(out, "24 rules, 0 failed") {
+		t.Errorf("valid OpenMetrics: code %d (%v)\n%s", code, err, out)
+	}
+	nan := write("nan.prom", "# TYPE c_total counter\nc_total{a=\"1\"} NaN\n")
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", nan)
+	if code != 1 || !strings.HasPrefix(out, "FAIL format: counter\n") || !strings.Contains(out, `line      2: c_total{a="1"} NaN`) ||
+		!strings.Contains(out, "1 of 19 rules failed") {
+		t.Errorf("NaN counter: code %d\n%s", code, out)
+	}
+	broken := write("broken.prom", "ok 1\nbad{a=\"1\" 2\n")
+	out, _, code, _ = runMetricsCmd(t, "check", broken)
+	if code != 1 || !strings.Contains(out, "FAIL format: parser") || !strings.Contains(out, "FAIL format: syntax") {
+		t.Errorf("unparseable with the vllm-omni profile: code %d\n%s", code, out)
+	}
+	if _, _, code, _ = runMetricsCmd(t, "check", "--profile", "none", "--rules", write("r.yaml", "rules:\n  - family: ok\n    exists: true\n"), broken); code != 2 {
+		t.Errorf("unparseable without format rules: code %d, want 2", code)
+	}
+	// A bare OpenMetrics file that lost its # EOF is text unless --accept says otherwise.
+	om := write("cut.om", "# TYPE g gauge\ng 1\n")
+	if _, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", om); code != 0 {
+		t.Errorf("as text: code %d", code)
+	}
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", "--accept", "openmetrics", om)
+	if code != 1 || !strings.Contains(out, "FAIL format: eof") {
+		t.Errorf("--accept openmetrics: code %d\n%s", code, out)
+	}
+	// Protobuf: not applicable, and said so.
+	sim := startCheckSimulator(t, true)
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", "--accept", "proto", sim.URL+"/metrics")
+	if code != 0 || !strings.Contains(out, "note: format rules not applicable to the protobuf exposition") {
+		t.Errorf("protobuf: code %d\n%s", code, out)
+	}
+}
+
+func widest(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
 }

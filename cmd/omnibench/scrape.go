@@ -186,19 +186,43 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 // loadScrape reads one scrape: a URL (http:// or https://) is fetched now,
 // anything else is a snapshot or exposition file.
 func loadScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (scrape.Families, error) {
-	var (
-		snap *scrape.Snapshot
-		err  error
-	)
-	if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
-		fctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		snap, err = scrape.Fetch(fctx, arg, accept)
-	} else {
-		snap, err = scrape.ReadSnapshot(arg)
-	}
+	snap, err := loadSnapshot(ctx, arg, accept, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return snap.Families()
 }
+
+// loadSnapshot fetches a URL now or reads a snapshot or exposition file.
+// A file that does not say its Content-Type (a bare exposition) is read as
+// the format --accept names, when it names text or openmetrics.
+func loadSnapshot(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (*scrape.Snapshot, error) {
+	if isURL(arg) {
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return scrape.Fetch(fctx, arg, accept)
+	}
+	snap, err := scrape.ReadSnapshot(arg)
+	if err != nil {
+		return nil, err
+	}
+	if snap.ContentType == "" {
+		switch accept {
+		case scrape.AcceptText:
+			snap.ContentType = contentTypeText
+		case scrape.AcceptOpenMetrics:
+			snap.ContentType = contentTypeOpenMetrics
+		}
+	}
+	return snap, nil
+}
+
+func isURL(arg string) bool {
+	return strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://")
+}
+
+// The Content-Types a bare file is read as with --accept text or openmetrics.
+const (
+	contentTypeText        = "text/plain; version=0.0.4; charset=utf-8"
+	contentTypeOpenMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+)
