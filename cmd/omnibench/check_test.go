@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -314,4 +315,92 @@ func widest(s string) int {
 		w = max(w, utf8.RuneCountInString(l))
 	}
 	return w
+}
+
+// TestScrapeFileFormats: scrape writes text to .prom by default, protobuf
+// only to .pb (picked by the extension or asked for), and refuses a format
+// the extension does not hold.
+func TestScrapeFileFormats(t *testing.T) {
+	sim := startCheckSimulator(t, true)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file   string
+		args   []string
+		code   int
+		format string
+	}{
+		{"a.prom", nil, 0, scrape.FormatText},
+		{"b.pb", nil, 0, scrape.FormatProtobuf},
+		{"c.om", nil, 0, scrape.FormatOpenMetrics},
+		{"d.pb", []string{"--accept", "text"}, 2, ""},
+		{"e.prom", []string{"--accept", "proto"}, 2, ""},
+		{"f.prom", []string{"--accept", "openmetrics"}, 2, ""},
+		{"g.txt", []string{"--accept", "openmetrics"}, 0, scrape.FormatOpenMetrics},
+	} {
+		path := filepath.Join(dir, c.file)
+		_, _, code, err := runMetricsCmd(t, append([]string{"scrape", sim.URL + "/metrics", "-o", path}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%s %v: code %d (%v), want %d", c.file, c.args, code, err, c.code)
+			continue
+		}
+		if c.code != 0 {
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("%s: written although refused", c.file)
+			}
+			continue
+		}
+		snap, err := scrape.ReadSnapshot(path)
+		if err != nil || snap.Format() != c.format {
+			t.Errorf("%s: format %q (%v), want %s", c.file, snap.Format(), err, c.format)
+		}
+	}
+}
+
+// TestScrapeFileReadByPromtool runs `promtool check metrics < file.prom` on
+// what scrape saved from the simulator: promtool must parse it (exit 0, or
+// 3 for its lint warnings on the vllm:omni_ colon names the design
+// mandates), never fail to parse it (exit 1). Without promtool the test is
+// skipped, except in CI ($CI set), where it fails.
+func TestScrapeFileReadByPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not on PATH (CI installs Debian's prometheus package, which has it)")
+		}
+		t.Skip("promtool is not on PATH")
+	}
+	for _, stats := range []bool{true, false} {
+		sim := startCheckSimulator(t, stats)
+		path := filepath.Join(t.TempDir(), "metrics.prom")
+		if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", path); code != 0 {
+			t.Fatalf("scrape: %v", err)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, promtool, "check", "metrics")
+		cmd.Stdin = in
+		out, err := cmd.CombinedOutput()
+		cancel()
+		in.Close()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if (code != 0 && code != 3) || strings.Contains(string(out), "error while linting") || strings.Contains(string(out), "parsing error") {
+			t.Errorf("stats %v: promtool exit %d:\n%s", stats, code, out)
+		}
+		if code == 3 {
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if !strings.Contains(l, "should not contain ':'") && !strings.Contains(l, "abbreviated units") {
+					t.Errorf("stats %v: promtool finds more than the mandated names: %s", stats, l)
+				}
+			}
+		}
+	}
 }
