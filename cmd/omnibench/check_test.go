@@ -404,3 +404,36 @@ func TestScrapeFileReadByPromtool(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffFits: `diff` of two scrapes around real traffic on the simulator
+// (stats on: pipeline and upstream families, long label sets) keeps within
+// 100 columns, with --buckets --all too, and still names every series.
+func TestDiffFits(t *testing.T) {
+	sim := startCheckSimulator(t, true)
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.prom"), filepath.Join(dir, "after.prom")
+	if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", before); code != 0 {
+		t.Fatal(err)
+	}
+	if _, _, code, err := runMetricsCmd(t, "run", "--url", sim.URL, "-n", "3", "-c", "3", "--scrape", "off"); code != 0 {
+		t.Fatalf("run: code %d, %v", code, err)
+	}
+	if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", after); code != 0 {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--buckets", "--all"}} {
+		out, _, code, err := runMetricsCmd(t, append([]string{"diff", before, after}, args...)...)
+		if code != 0 {
+			t.Fatalf("diff %v: code %d, %v", args, code, err)
+		}
+		if w := widest(out); w > 100 {
+			t.Errorf("diff %v: widest line %d columns:\n%s", args, w, out)
+		}
+		for _, want := range []string{"every series has model_name=", `vllm:omni_transfer_size_bytes{from_replica="0",from_stage="0",to_replica="0",to_stage="1"}`,
+			"vllm:omni_requests_success_total{finished_reason=\"stop\"}"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("diff %v: no %q in\n%s", args, want, out)
+			}
+		}
+	}
+}

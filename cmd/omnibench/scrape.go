@@ -174,7 +174,9 @@ increase is the after value, as Prometheus increase() assumes. Families are
 matched across the two vLLM-Omni prefixes (vllm_omni:X is vllm:omni_X), and
 Python "_created" companion families are left out.
 
-Only changed series are shown unless --all is given.
+Only changed series are shown unless --all is given. The text output keeps
+within 100 columns: labels every series shares are said once above the
+table, and a long series name gets a line of its own above its figures.
 
 Exit status: 0 printed, 2 a scrape could not be read.`,
 		Example: `  omnibench diff before.prom after.prom
@@ -224,8 +226,11 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 	}
 	d := scrape.Diff(b, a)
 	opts := scrape.TableOptions{All: o.all, Buckets: o.buckets}
-	if o.format == report.FormatJSON {
+	switch o.format {
+	case report.FormatJSON:
 		return d.WriteJSON(cmd.OutOrStdout(), opts)
+	case report.FormatTable:
+		return d.WriteText(cmd.OutOrStdout(), opts, 0)
 	}
 	return report.Render(cmd.OutOrStdout(), o.format, d.Tables(opts)...)
 }
