@@ -98,7 +98,8 @@ type Result struct {
 type Report struct {
 	Results []Result `json:"results"`
 	// Stats is the stats setting used, and how it was known ("off
-	// (detected: no upstream vllm:* family, no pipeline data)").
+	// (detected: no upstream vllm:* family, no pipeline data)"); "" when
+	// no rule needs it or the exposition did not parse.
 	Stats   string `json:"stats"`
 	Passed  int    `json:"passed"`
 	Failed  int    `json:"failed"`
@@ -135,6 +136,9 @@ func Evaluate(in Input, rules []Rule) *Report {
 	}
 	rep := &Report{}
 	ev.statsOn, rep.Stats = resolveStats(in.Stats, in.After)
+	if ev.unparsed != nil || onlyFormat(rules) {
+		rep.Stats = "" // nothing to tell it from, or no rule that needs it
+	}
 	for i := range rules {
 		for _, res := range ev.rule(&rules[i]) {
 			if res.Source == "" {
@@ -153,6 +157,15 @@ func Evaluate(in Input, rules []Rule) *Report {
 	}
 	rep.Notes = ev.notes
 	return rep
+}
+
+func onlyFormat(rules []Rule) bool {
+	for _, r := range rules {
+		if r.Check != CheckFormat {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveStats decides the stats setting, saying how.

@@ -141,7 +141,7 @@ func writeBlock(b *strings.Builder, res Result) {
 }
 
 // wrapInto writes first+text, wrapped at TextWidth columns (at blanks where
-// there are some, else anywhere), continuation lines starting with indent.
+// or commas where there are some, else anywhere), continuation lines starting with indent.
 func wrapInto(b *strings.Builder, first, text, indent string) {
 	prefix := first
 	for {
@@ -152,9 +152,9 @@ func wrapInto(b *strings.Builder, first, text, indent string) {
 		}
 		runes := []rune(text)
 		cut := room
-		for i := room; i > room/2; i-- {
-			if runes[i] == ' ' {
-				cut = i
+		for i := room - 1; i > room/2; i-- {
+			if runes[i] == ' ' || runes[i] == ',' {
+				cut = i + 1
 				break
 			}
 		}
