@@ -161,3 +161,26 @@ func expfmtAccepts(body []byte) error {
 	_, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	return err
 }
+
+// TestLongLabelSet: a label repeated in a long set is found (the set is
+// indexed past 32 labels), in the sample and in its exemplar.
+func TestLongLabelSet(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		b.WriteString("l" + strconv.Itoa(i) + `="v",`)
+	}
+	set := b.String() + `l7="again"`
+	res := Validate([]byte("x{"+set+"} 1\n"), Text)
+	if len(res.Violations) != 1 || res.Violations[0].Rule != RuleLabelName || res.Violations[0].Token != "l7" {
+		t.Errorf("text: %s", describe(res))
+	}
+	res = Validate([]byte("# TYPE c counter\nc_total{"+strings.TrimSuffix(b.String(), ",")+"} 1 # {"+set+"} 1\n# EOF\n"), OpenMetrics)
+	var rules []string
+	for _, v := range res.Violations {
+		rules = append(rules, v.Rule+"@"+strconv.Itoa(v.Line))
+	}
+	// The repeated label, and the exemplar's labels over 128 runes.
+	if strings.Join(rules, " ") != "label-name@2 exemplar@2" || res.Violations[0].Token != "l7" {
+		t.Errorf("OpenMetrics exemplar: %v\n%s", rules, describe(res))
+	}
+}

@@ -32,6 +32,10 @@ type scanner struct {
 	line     int     // current line, 1-based
 	text     string  // current line, without its LF (and CR)
 	eofLine  int     // OpenMetrics: the line of # EOF
+
+	// labelIndex holds the names of the label set being read, once it is
+	// long (see addLabel); every label set starts without one.
+	labelIndex map[string]bool
 }
 
 // family is what the scanner knows about one metric family.
@@ -362,6 +366,7 @@ func textFloat(s string) (float64, error) {
 
 func (sc *scanner) textLabels(c *cursor, metric string) ([]labelPair, bool) {
 	var out []labelPair
+	sc.labelIndex = nil
 	for {
 		c.skipBlanks()
 		if c.done() {
@@ -465,11 +470,26 @@ func (sc *scanner) addLabel(out []labelPair, name, value, metric string) []label
 	case strings.HasPrefix(name, "__"):
 		sc.add(RuleLabelName, name, metric, "label names not starting with __ (reserved)", "label "+name)
 	}
-	for _, l := range out {
-		if l.name == name {
-			sc.add(RuleLabelName, name, metric, "each label name once per label set", "label "+name+" repeated")
-			return out
+	// A linear search is quadratic in the labels of one line; a line of a
+	// million labels must not take hours, so long sets are indexed.
+	repeated := false
+	if len(out) < 32 {
+		for _, l := range out {
+			repeated = repeated || l.name == name
 		}
+	} else {
+		if sc.labelIndex == nil {
+			sc.labelIndex = make(map[string]bool, len(out))
+			for _, l := range out {
+				sc.labelIndex[l.name] = true
+			}
+		}
+		repeated = sc.labelIndex[name]
+		sc.labelIndex[name] = true
+	}
+	if repeated {
+		sc.add(RuleLabelName, name, metric, "each label name once per label set", "label "+name+" repeated")
+		return out
 	}
 	return append(out, labelPair{name, value})
 }
@@ -693,6 +713,7 @@ func (sc *scanner) omLabels(c *cursor, metric string) ([]labelPair, int, bool) {
 		out   []labelPair
 		runes int
 	)
+	sc.labelIndex = nil
 	if c.peek() == '}' {
 		c.i++
 		return nil, 0, true
