@@ -61,17 +61,13 @@ type seenSample struct {
 // series is one label set of a family (le and quantile excluded): the
 // samples that together form a histogram or summary.
 type series struct {
-	key              string
-	firstLine        int
-	lastLine         int
-	buckets          []bucket
-	quantiles        []bucket // bound = quantile
-	count, sum       *point
-	negativeBuckets  bool
-	countName        string // _count or _gcount
-	sumName          string
-	lastBucketLine   int
-	firstBucketToken string
+	key             string
+	firstLine       int
+	lastLine        int
+	buckets         []bucket
+	quantiles       []bucket // bound = quantile
+	count, sum      *point
+	negativeBuckets bool
 }
 
 type bucket struct {
@@ -175,10 +171,9 @@ func (sc *scanner) run(body []byte) {
 // unterminated reports a last line without LF where the format requires it.
 func (sc *scanner) unterminated(raw []byte) {
 	if sc.om {
-		if string(raw) == "# EOF" {
-			return // the LF after # EOF is optional
-		}
-		return // a missing # EOF is reported at the end
+		// The LF after # EOF is optional; a missing # EOF is reported at
+		// the end of the scan.
+		return
 	}
 	if len(bytes.Trim(raw, " \t")) > 0 {
 		sc.add(RuleLineEnd, lastToken(string(raw)), "", "the last line ends in LF", "the exposition ends without a line feed")
@@ -1006,7 +1001,7 @@ func (sc *scanner) sample(s *sample) {
 		f.series = append(f.series, se)
 	case se != f.cur:
 		sc.add(RuleGrouping, token, f.name, "the samples of a series together",
-			fmt.Sprintf("series {%s} continues after another series (its earlier samples end at line %d)", displayKey(key), se.lastLine))
+			fmt.Sprintf("series {%s} continues after another series (its earlier samples end at line %d)", key, se.lastLine))
 	}
 	f.cur, se.lastLine = se, sc.line
 
@@ -1062,12 +1057,12 @@ func (sc *scanner) checkValue(f *family, se *series, s *sample, role, token stri
 			rule = RuleSummary
 		}
 		if role == roleCount {
-			se.count, se.countName = p, s.name
+			se.count = p
 			if math.IsNaN(v) || v < 0 || (sc.om && v != math.Trunc(v)) {
 				sc.add(rule, token, f.name, countValueRule(sc.om), "count "+s.rawValue)
 			}
 		} else {
-			se.sum, se.sumName = p, s.name
+			se.sum = p
 			if math.IsNaN(v) && (sc.om || isHist) {
 				sc.add(rule, token, f.name, "a sum that is not NaN", "sum "+s.rawValue)
 			}
@@ -1201,7 +1196,7 @@ func (sc *scanner) finishHistogram(f *family, se *series) {
 }
 
 func seriesToken(name, key string) string {
-	return name + "{" + displayKey(key) + "}"
+	return name + "{" + key + "}"
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -1218,8 +1213,6 @@ func labelKey(labels []labelPair, exclude string) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
-
-func displayKey(key string) string { return key }
 
 func labelValue(labels []labelPair, name string) (string, bool) {
 	for _, l := range labels {
