@@ -92,7 +92,7 @@ func Rules(f Format) []RuleInfo {
 		{RuleInfo{RuleSampleName, "sample names are those the family's type defines"}, false},
 		{RuleInfo{RuleCounter, "counter values are not NaN and not negative"}, false},
 		{RuleInfo{RuleBuckets, "histogram buckets have a numeric le, increase in le, are cumulative and end with +Inf"}, false},
-		{RuleInfo{RuleCount, "a histogram with a _sum has a _count, and a _count equals the +Inf bucket"}, false},
+		{RuleInfo{RuleCount, "a histogram has a _count (OpenMetrics: when it has a _sum) equal to its +Inf bucket"}, false},
 		{RuleInfo{RuleSummary, "summary quantiles are numbers in [0, 1] in increasing order; counts are not negative"}, false},
 		{RuleInfo{RuleInfoState, "info values are 1, stateset values 0 or 1 with the family's label"}, true},
 		{RuleInfo{RuleExemplar, "exemplars only in OpenMetrics, on counter totals and histogram buckets, labels <= 128 runes"}, false},

@@ -1180,9 +1180,17 @@ func (sc *scanner) finishHistogram(f *family, se *series) {
 		}
 		sc.addAt(where, RuleBuckets, seriesToken(f.name, se.key), f.name, `a bucket with le="+Inf"`, obs)
 	}
+	// OpenMetrics wants a _count only with a _sum; text 0.0.4 always,
+	// except for the gauge histogram Python's client writes as a histogram
+	// with its _gcount and _gsum as separate gauge families.
+	pythonGaugeHistogram := sc.families[f.name+"_gcount"] != nil
+	needCount := se.sum != nil || (!sc.om && !pythonGaugeHistogram)
 	switch {
-	case se.count == nil && se.sum != nil:
-		want := "a " + f.name + countName + " sample (required with " + sumName + ")"
+	case se.count == nil && needCount:
+		want := "a " + f.name + countName + " sample"
+		if sc.om {
+			want += " (required with " + sumName + ")"
+		}
 		sc.addAt(where, RuleCount, seriesToken(f.name, se.key), f.name, want, "no "+countName)
 	case se.count != nil && hasInf && se.count.value != inf.value && !math.IsNaN(se.count.value):
 		sc.addAt(se.count.line, RuleCount, se.count.token, f.name,
