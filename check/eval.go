@@ -159,15 +159,6 @@ func Evaluate(in Input, rules []Rule) *Report {
 	return rep
 }
 
-func onlyFormat(rules []Rule) bool {
-	for _, r := range rules {
-		if r.Check != CheckFormat {
-			return false
-		}
-	}
-	return true
-}
-
 // resolveStats decides the stats setting, saying how.
 func resolveStats(mode StatsMode, fs scrape.Families) (bool, string) {
 	switch mode {

@@ -125,3 +125,14 @@ func (ev *evaluator) formatOne(x *Exposition, prefix string, base Result) []Resu
 	}
 	return out
 }
+
+// onlyFormat reports whether every rule is a format rule (which need no
+// stats setting).
+func onlyFormat(rules []Rule) bool {
+	for _, r := range rules {
+		if r.Check != CheckFormat {
+			return false
+		}
+	}
+	return true
+}
