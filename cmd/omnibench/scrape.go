@@ -64,8 +64,8 @@ exposition, or sent a format the file's extension does not hold.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "", "snapshot file to write: .prom (text), .om (OpenMetrics) or .pb (protobuf) (default: stdout)")
-	f.StringVar(&o.accept, "accept", "text", "exposition format to ask for: text, openmetrics, proto or auto (default: by the extension of -o, else text)")
+	f.StringVarP(&o.output, "output", "o", "", "snapshot file to write: .prom (text), .om (OpenMetrics) or .pb (protobuf); stdout when not given")
+	f.StringVar(&o.accept, "accept", "text", "exposition format to ask for: text, openmetrics, proto or auto; when not given, the extension of -o decides (.pb proto, .om openmetrics, else text)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the scrape after this long")
 	f.BoolVar(&o.raw, "raw", false, "write the body only, without the snapshot header line")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
