@@ -179,6 +179,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // rules quote < and >, and tokens quote &
 	return enc.Encode(doc)
 }
 
