@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/report"
@@ -43,8 +44,11 @@ func lineCell(res Result) string {
 		return ""
 	}
 	s := strconv.Itoa(res.Line)
-	if res.Token != "" {
-		s += ": " + res.Token
+	if tok := res.Token; tok != "" {
+		if strings.ContainsFunc(tok, unicode.IsControl) {
+			tok = strconv.Quote(tok) // a tab or CR must be seen
+		}
+		s += ": " + tok
 	}
 	return s
 }

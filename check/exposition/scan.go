@@ -629,7 +629,7 @@ func validUnit(s string) bool {
 // trailing comma, an optional timestamp and exemplar.
 func (sc *scanner) omSample(c *cursor) (*sample, bool) {
 	name := c.metricName()
-	if name == "" || (!c.done() && c.peek() != ' ' && c.peek() != '{') {
+	if name == "" || (!c.done() && !isBlank(c.peek()) && c.peek() != '{') {
 		c.i = 0
 		sc.add(RuleMetricName, c.until(" {"), "", "a metric name matching [a-zA-Z_:][a-zA-Z0-9_:]*", "an invalid metric name")
 		return nil, false
@@ -686,7 +686,11 @@ func (sc *scanner) omSample(c *cursor) (*sample, bool) {
 func (sc *scanner) space(c *cursor, metric, next string) bool {
 	if c.done() || c.peek() != ' ' {
 		tok := c.until(" ")
-		sc.add(RuleSyntax, tok, metric, "one space before "+next, "no space")
+		what := "no space"
+		if strings.HasPrefix(tok, "\t") {
+			what = "a tab"
+		}
+		sc.add(RuleSyntax, tok, metric, "one space before "+next, what)
 		return false
 	}
 	c.i++
