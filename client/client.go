@@ -45,6 +45,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/sse"
 )
 
 // Options configures a Client. The zero value of every field has a usable
@@ -72,6 +73,11 @@ type Options struct {
 	// MaxConns bounds connections to the server (idle and in use);
 	// default 1024.
 	MaxConns int
+	// MaxEventBytes caps one SSE line and one event's data (chat and
+	// speech SSE); default sse.DefaultMaxEventBytes (16 MiB). A response
+	// with a larger line or event fails as results.ErrMalformed with the
+	// size seen, instead of being buffered whole.
+	MaxEventBytes int
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -106,6 +112,12 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.Timeout < 0 || opts.IdleTimeout < 0 {
 		return nil, fmt.Errorf("client: negative timeout (timeout %v, idle timeout %v)", opts.Timeout, opts.IdleTimeout)
+	}
+	if opts.MaxEventBytes < 0 {
+		return nil, fmt.Errorf("client: max event bytes is %d, must be >= 0", opts.MaxEventBytes)
+	}
+	if opts.MaxEventBytes == 0 {
+		opts.MaxEventBytes = sse.DefaultMaxEventBytes
 	}
 	if opts.MaxConns < 0 {
 		return nil, fmt.Errorf("client: max connections is %d, must be >= 0", opts.MaxConns)

@@ -38,7 +38,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 		rate = defaultPCMSampleRate
 	}
 	s := c.streams.Get().(*stream)
-	s.reset(rec, req.Kind, "", rate, req.AudioOut)
+	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err != nil {

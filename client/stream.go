@@ -63,6 +63,8 @@ type stream struct {
 
 	audioOut io.Writer // receives the PCM of every chunk when the request asks
 
+	maxEvent int // cap on an SSE line and event (Options.MaxEventBytes)
+
 	parent context.Context // the caller's context: cancelled means the run was interrupted
 	ctx    context.Context // the request's context, cancelled with a cause by the client
 
@@ -86,10 +88,10 @@ type stream struct {
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
-func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, audioOut io.Writer) {
+func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, audioOut io.Writer, maxEvent int) {
 	*s = stream{
-		audioOut: audioOut,
-		rec:      rec, kind: kind, format: format,
+		rec: rec, kind: kind, format: format,
+		audioOut: audioOut, maxEvent: maxEvent,
 		pcm:    wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		parent: context.Background(), ctx: context.Background(),
 		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr,
@@ -124,6 +126,7 @@ func (s *stream) consume(r io.Reader) error {
 	} else {
 		s.sr.Reset(r) // the pooled reader keeps its 64 KiB buffer
 	}
+	s.sr.SetMaxEventBytes(s.maxEvent)
 	return s.readSSE(s.sr)
 }
 
@@ -179,6 +182,10 @@ func (s *stream) readFailure(err error) error {
 	}
 	if err == io.EOF {
 		return fail(results.ErrTruncated, "stream ended after %d events without %s%s", s.events, s.endMarker(), hint)
+	}
+	var limit *sse.LimitError
+	if errors.As(err, &limit) {
+		return fail(results.ErrMalformed, "%w%s; raise the cap with --max-event-bytes", err, hint)
 	}
 	return fail(results.ErrTruncated, "reading the response after %d events%s: %w", s.events, hint, err)
 }
