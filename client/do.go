@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -121,6 +123,14 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 			return fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
 		}
 		return fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
+	}
+	if got, want := unexpectedType(req.Kind, s.contentType); got != "" {
+		// A login page, a proxy's error page or the wrong stream: nothing
+		// in it is audio. Its start goes into the message, so the run's
+		// error set shows what came.
+		head, _ := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
+		s.rec.E2ES = time.Since(s.t0).Seconds()
+		return fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(head))
 	}
 
 	err = s.consume(&s.body)
@@ -279,6 +289,46 @@ func errorBodyMessage(b []byte) string {
 		return "(empty body)"
 	}
 	return clip(string(b))
+}
+
+// unexpectedType checks a 2xx response's Content-Type against what the
+// request kind streams: raw speech is audio (audio/*, including audio/pcm
+// and audio/wav, or application/octet-stream), chat and speech SSE are
+// text/event-stream. It returns "" when the type fits, else a description of
+// what came and of what was expected.
+func unexpectedType(kind, contentType string) (got, want string) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if kind == results.KindSpeech {
+		want = "audio (audio/*, application/octet-stream)"
+		if err == nil && (strings.HasPrefix(mt, "audio/") || mt == "application/octet-stream") {
+			return "", ""
+		}
+	} else {
+		want = "an event stream (text/event-stream)"
+		if err == nil && mt == "text/event-stream" {
+			return "", ""
+		}
+	}
+	switch {
+	case contentType == "":
+		return "no Content-Type", want
+	case err != nil:
+		return fmt.Sprintf("an unparsable Content-Type %q", clip(contentType)), want
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return fmt.Sprintf("an HTML page (Content-Type %q)", clip(contentType)), want
+	case mt == "text/event-stream":
+		return fmt.Sprintf("an SSE body (Content-Type %q)", clip(contentType)), want
+	}
+	return fmt.Sprintf("Content-Type %q", clip(contentType)), want
+}
+
+// bodyStart renders the start of an unexpected body for a message: runs of
+// white space (an HTML page's indentation) are collapsed, then clipped.
+func bodyStart(b []byte) string {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "(empty body)"
+	}
+	return clip(strings.Join(strings.Fields(string(b)), " "))
 }
 
 // clip makes a server-supplied message safe for one line of a record:

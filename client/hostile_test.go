@@ -50,3 +50,68 @@ func TestEventCap(t *testing.T) {
 		})
 	}
 }
+
+// TestContentType: a 2xx body of the wrong type is not audio. Raw speech
+// takes audio/* and application/octet-stream; the SSE kinds take
+// text/event-stream; anything else is malformed, naming what came and
+// quoting the start of the body.
+func TestContentType(t *testing.T) {
+	const login = "<!DOCTYPE html>\n<html>\n  <head><title>Sign in</title></head>\n  <body>Please log in to continue</body>\n</html>\n"
+	pcm := testPCM(chunk80ms)
+	cases := []struct {
+		name, kind, contentType, body string
+		ok                            bool
+		msg                           string
+	}{
+		{"speech login page", results.KindSpeech, "text/html; charset=utf-8", login, false,
+			`HTTP 200 with an HTML page (Content-Type "text/html; charset=utf-8") instead of audio (audio/*, application/octet-stream): <!DOCTYPE html> <html> <head><title>Sign in</title></head> <body>Please log in`},
+		{"speech answered with SSE", results.KindSpeech, "text/event-stream", "data: {\"type\":\"speech.audio.delta\",\"audio\":\"AAAA\"}\n\n", false,
+			`an SSE body (Content-Type "text/event-stream") instead of audio`},
+		{"speech text/plain", results.KindSpeech, "text/plain", "Internal Server Error", false, `Content-Type "text/plain" instead of audio`},
+		{"speech without Content-Type", results.KindSpeech, "", string(pcm), false, "no Content-Type instead of audio"},
+		{"speech empty HTML", results.KindSpeech, "text/html", "", false, "HTML page"},
+		{"speech audio/pcm", results.KindSpeech, "audio/pcm", string(pcm), true, ""},
+		{"speech audio/wav upper case", results.KindSpeech, "Audio/WAV", string(testWAV(24000, pcm, true)), true, ""},
+		{"speech audio/L16", results.KindSpeech, "audio/L16; rate=24000", string(pcm), true, ""},
+		{"speech octet-stream", results.KindSpeech, "application/octet-stream", string(pcm), true, ""},
+		{"chat login page", results.KindChat, "text/html", login, false, `an HTML page (Content-Type "text/html") instead of an event stream (text/event-stream): <!DOCTYPE html>`},
+		{"chat octet-stream", results.KindChat, "application/octet-stream", "data: [DONE]\n\n", false, `Content-Type "application/octet-stream" instead of an event stream`},
+		{"speech SSE as audio", results.KindSpeechSSE, "audio/pcm", string(pcm), false, `Content-Type "audio/pcm" instead of an event stream`},
+		{"speech SSE bad type", results.KindSpeechSSE, "text/event-stream;;", "", false, `unparsable Content-Type "text/event-stream;;"`},
+		{"speech SSE with charset", results.KindSpeechSSE, "text/event-stream; charset=utf-8",
+			"event: speech.audio.delta\ndata: {\"audio\":\"AAAA\"}\n\nevent: speech.audio.done\ndata: {}\n\n", true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+				if tc.contentType == "" {
+					w.Header()["Content-Type"] = nil // no sniffing either
+				} else {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				io.WriteString(w, tc.body)
+			})
+			c := newClient(t, srv.URL, Options{})
+			format := "pcm"
+			if strings.Contains(tc.name, "wav") {
+				format = "wav"
+			}
+			rec := do(t, c, Request{Kind: tc.kind, Prompt: "x", AudioFormat: format})
+			if tc.ok {
+				if rec.ErrorClass != "" || rec.AudioBytes == 0 {
+					t.Fatalf("class %q (%s), %d audio bytes; want a success with audio", rec.ErrorClass, rec.Error, rec.AudioBytes)
+				}
+				return
+			}
+			if rec.ErrorClass != results.ErrMalformed || rec.Status != 200 {
+				t.Fatalf("class %q status %d (%s), want malformed", rec.ErrorClass, rec.Status, rec.Error)
+			}
+			if !strings.Contains(rec.Error, tc.msg) {
+				t.Errorf("error %q does not contain %q", rec.Error, tc.msg)
+			}
+			if rec.AudioBytes != 0 || len(rec.ChunkBytes) != 0 {
+				t.Errorf("%d audio bytes recorded from a non-audio body", rec.AudioBytes)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/omnibench/omnibench/results"
@@ -176,18 +175,14 @@ func (s *stream) readFailure(err error) error {
 	if f := s.ctxFailure(); f != nil {
 		return f
 	}
-	hint := ""
-	if s.kind != results.KindSpeech && s.contentType != "" && !strings.HasPrefix(s.contentType, "text/event-stream") {
-		hint = fmt.Sprintf(" (response Content-Type %q, not text/event-stream)", s.contentType)
-	}
 	if err == io.EOF {
-		return fail(results.ErrTruncated, "stream ended after %d events without %s%s", s.events, s.endMarker(), hint)
+		return fail(results.ErrTruncated, "stream ended after %d events without %s", s.events, s.endMarker())
 	}
 	var limit *sse.LimitError
 	if errors.As(err, &limit) {
-		return fail(results.ErrMalformed, "%w%s; raise the cap with --max-event-bytes", err, hint)
+		return fail(results.ErrMalformed, "%w; raise the cap with --max-event-bytes", err)
 	}
-	return fail(results.ErrTruncated, "reading the response after %d events%s: %w", s.events, hint, err)
+	return fail(results.ErrTruncated, "reading the response after %d events: %w", s.events, err)
 }
 
 // ctxFailure returns the failure that explains a cancelled request context,
