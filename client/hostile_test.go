@@ -1,6 +1,9 @@
 package client
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"io"
 	"net/http"
 	"strings"
@@ -112,6 +115,105 @@ func TestContentType(t *testing.T) {
 			if rec.AudioBytes != 0 || len(rec.ChunkBytes) != 0 {
 				t.Errorf("%d audio bytes recorded from a non-audio body", rec.AudioBytes)
 			}
+		})
+	}
+}
+
+// sizedWAVHeader is a canonical 44-byte header declaring dataSize bytes of
+// 24 kHz s16le mono and a RIFF size covering trailer more bytes after the
+// data.
+func sizedWAVHeader(dataSize, trailer int) []byte {
+	h := testWAV(24000, nil, false)
+	binary.LittleEndian.PutUint32(h[4:], uint32(36+dataSize+trailer))
+	binary.LittleEndian.PutUint32(h[40:], uint32(dataSize))
+	return h
+}
+
+// listChunk is a LIST chunk whose payload is n bytes (1 s of 24 kHz s16le
+// mono when n is 48000): metadata, not audio.
+func listChunk(n int) []byte {
+	b := []byte("LIST")
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	return append(b, bytes.Repeat([]byte("I"), n)...)
+}
+
+// TestWAVDeclaredSizes: the data size a WAV header declares is honoured.
+// Short data is truncated, bytes after the data (a trailing chunk) are not
+// audio, and streaming headers (0xFFFFFFFF or zero placeholders) run to the
+// end. Speech SSE with wav and no RIFF header is malformed.
+func TestWAVDeclaredSizes(t *testing.T) {
+	pcm := testPCM(chunk80ms)
+	b64 := base64.StdEncoding.EncodeToString
+	placeholder := testWAV(24000, nil, false) // RIFF 36, data 0
+	cases := []struct {
+		name   string
+		kind   string
+		format string
+		pieces [][]byte // raw body pieces, or SSE delta payloads (audio)
+		class  string
+		bytes  int64 // audio bytes counted
+		msg    string
+	}{
+		{"raw: declares more than it sends", results.KindSpeech, "wav",
+			[][]byte{sizedWAVHeader(2*chunk80ms, 0), pcm}, results.ErrTruncated, chunk80ms,
+			"the WAV header declares 7680 data bytes but the end of the body came after 3840"},
+		{"raw: trailing LIST is not audio", results.KindSpeech, "wav",
+			[][]byte{sizedWAVHeader(chunk80ms, 8+48000), pcm[:1000], pcm[1000:], listChunk(48000)}, "", chunk80ms, ""},
+		{"raw: data and LIST in one piece", results.KindSpeech, "wav",
+			[][]byte{append(append(sizedWAVHeader(chunk80ms, 8+48000), pcm...), listChunk(48000)...)}, "", chunk80ms, ""},
+		{"raw: streaming header runs to the end", results.KindSpeech, "wav",
+			[][]byte{testWAV(24000, nil, true), pcm, pcm}, "", 2 * chunk80ms, ""},
+		{"raw: zero placeholder header alone", results.KindSpeech, "wav",
+			[][]byte{placeholder, pcm, pcm}, "", 2 * chunk80ms, ""},
+		{"sse: wav without a RIFF header", results.KindSpeechSSE, "wav",
+			[][]byte{pcm, pcm}, results.ErrMalformed, 0, "wav was asked for but the audio has no RIFF header"},
+		{"sse: pcm without a header is fine", results.KindSpeechSSE, "pcm",
+			[][]byte{pcm, pcm}, "", 2 * chunk80ms, ""},
+		{"sse: sized header, short data", results.KindSpeechSSE, "wav",
+			[][]byte{sizedWAVHeader(2*chunk80ms, 0), pcm}, results.ErrTruncated, chunk80ms,
+			"the WAV header declares 7680 data bytes but speech.audio.done came after 3840"},
+		{"sse: sized header, data in deltas, trailing LIST", results.KindSpeechSSE, "wav",
+			[][]byte{sizedWAVHeader(chunk80ms, 8+48000), pcm[:2000], pcm[2000:], listChunk(48000)}, "", chunk80ms, ""},
+		{"sse: a whole file per delta", results.KindSpeechSSE, "wav",
+			[][]byte{testWAV(24000, pcm, false), testWAV(24000, pcm, false)}, "", 2 * chunk80ms, ""},
+		{"sse: next header before the data is complete", results.KindSpeechSSE, "wav",
+			[][]byte{sizedWAVHeader(2*chunk80ms, 0), pcm, testWAV(24000, pcm, false)}, results.ErrTruncated, chunk80ms,
+			"a new WAV header while the previous file still lacked 3840 of the 7680 data bytes it declared"},
+		{"sse: streaming header", results.KindSpeechSSE, "wav",
+			[][]byte{testWAV(24000, nil, true), pcm, pcm}, "", 2 * chunk80ms, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+				if tc.kind == results.KindSpeech {
+					w.Header().Set("Content-Type", "audio/wav")
+					for _, p := range tc.pieces {
+						w.Write(p)
+						w.(http.Flusher).Flush()
+					}
+					return
+				}
+				sseStart(w)
+				for _, p := range tc.pieces {
+					event(w, speechDelta, `{"type":"speech.audio.delta","audio":"`+b64(p)+`"}`)
+				}
+				event(w, speechDone, `{"type":"speech.audio.done"}`)
+			})
+			c := newClient(t, srv.URL, Options{})
+			rec := do(t, c, Request{Kind: tc.kind, Prompt: "x", AudioFormat: tc.format})
+			if rec.ErrorClass != tc.class {
+				t.Fatalf("class %q (%s), want %q", rec.ErrorClass, rec.Error, tc.class)
+			}
+			if !strings.Contains(rec.Error, tc.msg) {
+				t.Errorf("error %q does not contain %q", rec.Error, tc.msg)
+			}
+			if rec.AudioBytes != tc.bytes {
+				t.Errorf("%d audio bytes counted, want %d", rec.AudioBytes, tc.bytes)
+			}
+			if want := float64(tc.bytes) / 2 / 24000; tc.bytes > 0 && !near(rec.AudioDurationS, want) {
+				t.Errorf("audio duration %v s, want %v", rec.AudioDurationS, want)
+			}
+			checkTimeline(t, rec)
 		})
 	}
 }
