@@ -217,3 +217,20 @@ func TestWAVDeclaredSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestControlCharacterInStream: a chat event whose JSON string holds a raw
+// tab is invalid JSON (encoding/json refuses it) and is malformed, not text.
+func TestControlCharacterInStream(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", `{"choices":[{"delta":{"content":"tab`+"\t"+`here"}}],"modality":"text"}`)
+		event(w, "", "[DONE]")
+	})
+	rec := do(t, newClient(t, srv.URL, Options{}), Request{Kind: results.KindChat, Prompt: "x"})
+	if rec.ErrorClass != results.ErrMalformed || !strings.Contains(rec.Error, `event 1: invalid JSON at byte 36: invalid character '\t' in string literal`) {
+		t.Fatalf("class %q (%s), want malformed naming the tab", rec.ErrorClass, rec.Error)
+	}
+	if rec.TextChars != 0 {
+		t.Errorf("%d characters of text counted from invalid JSON", rec.TextChars)
+	}
+}
