@@ -167,11 +167,17 @@ func New(opts Options) (*Client, error) {
 		transport:  tr,
 		// No Client.Timeout: it would also cover reading the body and kill
 		// long streams; requests are bounded by context deadlines instead.
-		http: &http.Client{Transport: tr},
+		http: &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
 	}
 	c.streams.New = func() any { return new(stream) }
 	return c, nil
 }
+
+// refuseRedirect makes http.Client return a redirect as the response: a
+// redirect followed silently would measure another server under the
+// original name, turn the POST into a GET (302) or carry the credentials to
+// another host (307). Do records it as an http_status failure instead.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Close closes idle connections. Requests in flight are not affected.
 func (c *Client) Close() { c.transport.CloseIdleConnections() }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -104,6 +107,16 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		if f := s.ctxFailure(); f != nil {
 			return f
 		}
+		if tt.firstByte.Load() > 0 {
+			// The server answered, but not with HTTP: a garbage status
+			// line or header block. The transport quotes what came,
+			// which may be long, so the message is clipped.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // "Post URL: " says nothing here
+			}
+			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(err.Error()))
+		}
 		return fail(results.ErrConnect, "%w", err)
 	}
 	defer resp.Body.Close()
@@ -111,6 +124,14 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.contentType = resp.Header.Get("Content-Type")
 	s.body = body{r: resp.Body, wd: wd}
 
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		s.rec.E2ES = time.Since(s.t0).Seconds()
+		loc := "no Location"
+		if l := resp.Header.Get("Location"); l != "" {
+			loc = "Location " + redactURL(l)
+		}
+		return fail(results.ErrHTTPStatus, "HTTP %d redirect (%s), not followed: the benchmark measures the server it was given", resp.StatusCode, loc)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || strings.HasPrefix(s.contentType, "application/json") {
 		msg, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
 		s.rec.E2ES = time.Since(s.t0).Seconds()
@@ -289,6 +310,35 @@ func errorBodyMessage(b []byte) string {
 		return "(empty body)"
 	}
 	return clip(string(b))
+}
+
+// redactURL renders a URL a server sent (a redirect's Location) without
+// the credentials it may carry: the user name and password become "xxxxx"
+// (as url.URL.Redacted writes a password), query values too, since signed
+// URLs carry tokens there. The result is clipped like any server text.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, url.QueryEscape(k)+"=xxxxx")
+		}
+		slices.Sort(keys)
+		u.RawQuery = strings.Join(keys, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return clip(u.String())
 }
 
 // unexpectedType checks a 2xx response's Content-Type against what the

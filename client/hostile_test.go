@@ -1,14 +1,20 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/omnibench/omnibench/results"
 )
@@ -232,5 +238,129 @@ func TestControlCharacterInStream(t *testing.T) {
 	}
 	if rec.TextChars != 0 {
 		t.Errorf("%d characters of text counted from invalid JSON", rec.TextChars)
+	}
+}
+
+// TestRedirectsAreNotFollowed: a redirect is an http_status failure with
+// the 3xx code and the Location (credentials redacted); the target is never
+// contacted, so neither the API key nor the request reaches another host,
+// and a 302 does not turn the POST into a GET.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		elsewhere.Add(1)
+		sseStart(w)
+		event(w, "", "[DONE]")
+	})
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			var gets atomic.Int32
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+				if r.Method != http.MethodPost {
+					gets.Add(1)
+				}
+				if r.URL.Path == "/moved" {
+					sseStart(w)
+					event(w, "", "[DONE]")
+					return
+				}
+				target := "/moved"
+				if code == 307 || code == 308 {
+					target = strings.Replace(other.URL, "http://", "http://admin:hunter2@", 1) + "/v1/chat/completions?sig=s3cr3t&user=bob#frag"
+				}
+				w.Header().Set("Location", target)
+				w.WriteHeader(code)
+				io.WriteString(w, "<a href=\"/moved\">Moved</a>")
+			})
+			c := newClient(t, srv.URL, Options{APIKey: testAPIKey})
+			rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x", Headers: map[string]string{"X-Api-Key": "other-secret-value"}})
+			if rec.ErrorClass != results.ErrHTTPStatus || rec.Status != code {
+				t.Fatalf("class %q status %d (%s), want http_status %d", rec.ErrorClass, rec.Status, rec.Error, code)
+			}
+			want := "Location /moved"
+			if code == 307 || code == 308 {
+				want = "Location " + strings.Replace(other.URL, "http://", "http://xxxxx:xxxxx@", 1) + "/v1/chat/completions?sig=xxxxx&user=xxxxx"
+			}
+			if !strings.Contains(rec.Error, fmt.Sprintf("HTTP %d redirect (%s), not followed", code, want)) {
+				t.Errorf("error %q does not name the redirect to %q", rec.Error, want)
+			}
+			for _, secret := range []string{"hunter2", "admin", "s3cr3t", "bob", "frag"} {
+				if strings.Contains(rec.Error, secret) {
+					t.Errorf("error %q leaks %q", rec.Error, secret)
+				}
+			}
+			if n := gets.Load(); n != 0 {
+				t.Errorf("the redirect was followed with %d GET requests", n)
+			}
+		})
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other host received %d requests", n)
+	}
+}
+
+// rawServer accepts connections on 127.0.0.1 and answers each with the
+// bytes of reply after reading the request head, then closes it.
+func rawServer(t *testing.T, reply string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return // the listener was closed
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // bounds a stuck client
+				br := bufio.NewReader(conn)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				io.WriteString(conn, reply)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestGarbageStatusLine: a server that answers with something that is not
+// an HTTP response is malformed (what came is quoted), not a connect
+// failure; a server that closes without a byte still is one.
+func TestGarbageStatusLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply, class, msg string
+	}{
+		{"garbage", "garbage\r\n\r\n", results.ErrMalformed, `the response is not HTTP/1.x: net/http: HTTP/1.x transport connection broken: malformed HTTP response "garbage"`},
+		{"bad status code", "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", results.ErrMalformed, `malformed HTTP status code "2x0"`},
+		{"SSH banner", "SSH-2.0-OpenSSH_9.6\r\n", results.ErrMalformed, `malformed HTTP response "SSH-2.0-OpenSSH_9.6"`},
+		{"long garbage", strings.Repeat("z", 5000) + "\r\n\r\n", results.ErrMalformed, "the response is not HTTP/1.x"},
+		{"closed without a byte", "", results.ErrConnect, "EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, rawServer(t, tc.reply), Options{})
+			rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x"})
+			if rec.ErrorClass != tc.class {
+				t.Fatalf("class %q (%s), want %q", rec.ErrorClass, rec.Error, tc.class)
+			}
+			if !strings.Contains(rec.Error, tc.msg) || len(rec.Error) > 400 {
+				t.Errorf("error %q (%d bytes) does not contain %q", rec.Error, len(rec.Error), tc.msg)
+			}
+		})
 	}
 }
