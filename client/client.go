@@ -32,6 +32,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -89,6 +90,11 @@ type Client struct {
 	transport  *http.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
+
+	drainTimeout time.Duration // bound of a background drain (tests raise it)
+	drains       sync.WaitGroup
+	closing      context.Context // cancelled by Close: ends the background drains
+	closed       context.CancelFunc
 }
 
 // defaultMaxConns is the connection bound when Options.MaxConns is 0.
@@ -167,8 +173,10 @@ func New(opts Options) (*Client, error) {
 		transport:  tr,
 		// No Client.Timeout: it would also cover reading the body and kill
 		// long streams; requests are bounded by context deadlines instead.
-		http: &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
+		http:         &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
+		drainTimeout: drainTimeout,
 	}
+	c.closing, c.closed = context.WithCancel(context.Background())
 	c.streams.New = func() any { return new(stream) }
 	return c, nil
 }
@@ -179,5 +187,11 @@ func New(opts Options) (*Client, error) {
 // another host (307). Do records it as an http_status failure instead.
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// Close closes idle connections. Requests in flight are not affected.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+// Close ends the background drains of finished responses (their
+// connections are closed instead of reused) and waits for them, then closes
+// idle connections. Requests in flight are not affected.
+func (c *Client) Close() {
+	c.closed()
+	c.drains.Wait()
+	c.transport.CloseIdleConnections()
+}

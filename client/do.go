@@ -19,6 +19,7 @@ import (
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/sse"
 )
 
 // Do sends req and fills rec with everything measured, from the send time
@@ -64,12 +65,22 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.format = format
 
 	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
+	stop := context.CancelFunc(func() {})
 	if c.opts.Timeout > 0 {
-		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, c.opts.Timeout, causeTimeout)
-		defer stop()
 	}
+	// The contexts end with the request, or with the background drain of
+	// its body when endBody hands the body over.
+	release := func() {
+		stop()
+		cancel(nil)
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			release()
+		}
+	}()
 	s.parent, s.ctx = parent, ctx
 
 	tt := &traceTimes{}
@@ -119,58 +130,85 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		}
 		return fail(results.ErrConnect, "%w", err)
 	}
-	defer resp.Body.Close()
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.body = body{r: resp.Body, wd: wd}
+	reuse, err := c.readResponse(req, resp, s)
+	s.rec.E2ES = time.Since(s.t0).Seconds()
+	handedOff = c.endBody(resp.Body, s.body.eof, reuse, cancel, release)
+	return err
+}
 
+// readResponse reads the response to its end marker (or to the failure)
+// and reports whether the connection is still sound, so that what is left
+// of the body is worth draining for reuse.
+func (c *Client) readResponse(req Request, resp *http.Response, s *stream) (reuse bool, err error) {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		s.rec.E2ES = time.Since(s.t0).Seconds()
 		loc := "no Location"
 		if l := resp.Header.Get("Location"); l != "" {
 			loc = "Location " + redactURL(l)
 		}
-		return fail(results.ErrHTTPStatus, "HTTP %d redirect (%s), not followed: the benchmark measures the server it was given", resp.StatusCode, loc)
+		return true, fail(results.ErrHTTPStatus, "HTTP %d redirect (%s), not followed: the benchmark measures the server it was given", resp.StatusCode, loc)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || strings.HasPrefix(s.contentType, "application/json") {
 		msg, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
-		s.rec.E2ES = time.Since(s.t0).Seconds()
-		if rerr == nil {
-			drain(resp.Body, cancel)
-		}
 		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 			// A JSON document instead of a stream: the server ignored the
 			// streaming request or reported an error with a 2xx status.
-			return fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
+			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
 		}
-		return fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
+		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
 	}
 	if got, want := unexpectedType(req.Kind, s.contentType); got != "" {
 		// A login page, a proxy's error page or the wrong stream: nothing
 		// in it is audio. Its start goes into the message, so the run's
 		// error set shows what came.
-		head, _ := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
-		s.rec.E2ES = time.Since(s.t0).Seconds()
-		return fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(head))
+		head, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
+		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(head))
 	}
-
 	err = s.consume(&s.body)
-	s.rec.E2ES = time.Since(s.t0).Seconds()
+	var limit *sse.LimitError
 	switch classOf(err) {
-	case "", results.ErrStreamError, results.ErrMalformed:
-		// The connection is healthy: read what is left (a [DONE] after an
-		// error, the end of the chunked body) so it can be reused.
-		drain(resp.Body, cancel)
+	case "", results.ErrStreamError:
+		// The response ended at its marker, or with an error event: what
+		// is left (a [DONE] after an error, the end of the chunked body)
+		// is short, and the connection can be reused.
+		return true, err
+	case results.ErrMalformed:
+		// A bad payload inside sound framing, unless a line or event
+		// overran the cap: then the rest is more of the same.
+		return !errors.As(err, &limit), err
 	}
-	return err
+	return false, err
 }
 
-// drain reads what is left of a body, bounded in size and time, so that
-// the transport can reuse the connection.
-func drain(r io.Reader, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(drainTimeout, func() { cancel(causeDrain) })
-	defer t.Stop()
-	_, _ = io.CopyN(io.Discard, r, maxDrain)
+// endBody ends a response body whose request was measured. A body already
+// at its end, or not worth reusing, is closed at once (a connection not at
+// the end of its body is closed, not reused), and release ends the request's
+// contexts. Otherwise the rest is drained in the background, bounded in size
+// (maxDrain) and time (drainTimeout), so that a server that keeps the
+// connection open after the end marker holds neither the caller nor its
+// measurement; the drain then closes the body and calls release. It reports
+// whether it handed the body over.
+func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, cancel context.CancelCauseFunc, release func()) bool {
+	if atEOF || !reuse {
+		b.Close()
+		release()
+		return false
+	}
+	c.drains.Add(1)
+	go func() {
+		defer c.drains.Done()
+		// Close ends a drain at once: the connection is not reused then.
+		stopOnClose := context.AfterFunc(c.closing, func() { cancel(causeDrain) })
+		t := time.AfterFunc(c.drainTimeout, func() { cancel(causeDrain) })
+		_, _ = io.CopyN(io.Discard, b, maxDrain)
+		t.Stop()
+		stopOnClose()
+		b.Close()
+		release()
+	}()
+	return true
 }
 
 // traceTimes collects the httptrace times of one request. It is allocated

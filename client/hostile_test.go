@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -362,5 +363,98 @@ func TestGarbageStatusLine(t *testing.T) {
 				t.Errorf("error %q (%d bytes) does not contain %q", rec.Error, len(rec.Error), tc.msg)
 			}
 		})
+	}
+}
+
+// TestEndsAtDoneMarker: a server that keeps the connection open after the
+// end marker ([DONE], speech.audio.done, or an error event) must not hold
+// the caller: Do returns while the handler is still blocked, with e2e at the
+// marker. The handler is released only after Do returned; the drain wait is
+// made unbounded, so a Do that waited for the rest of the body would hang
+// until the guard fails the test.
+func TestEndsAtDoneMarker(t *testing.T) {
+	wavChunk := audioEvent(testWAV(24000, testPCM(chunk80ms), false), "")
+	for _, tc := range []struct {
+		name, kind, class string
+		events            func(w http.ResponseWriter)
+	}{
+		{"chat [DONE]", results.KindChat, "", func(w http.ResponseWriter) {
+			event(w, "", wavChunk)
+			event(w, "", "[DONE]")
+		}},
+		{"speech done", results.KindSpeechSSE, "", func(w http.ResponseWriter) {
+			event(w, speechDelta, `{"type":"speech.audio.delta","audio":"AAAA"}`)
+			event(w, speechDone, `{"type":"speech.audio.done"}`)
+		}},
+		{"chat error event", results.KindChat, results.ErrStreamError, func(w http.ResponseWriter) {
+			event(w, "", wavChunk)
+			event(w, "", exErrorChunk)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			held := make(chan struct{})
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+				sseStart(w)
+				tc.events(w)
+				close(held)
+				select {
+				case <-release:
+				case <-s.stop:
+				}
+			})
+			c := newClient(t, srv.URL, Options{})
+			c.drainTimeout = time.Hour // only the server's release may end a drain
+			done := make(chan *results.Record, 1)
+			go func() {
+				rec := &results.Record{}
+				c.Do(context.Background(), Request{Kind: tc.kind, Prompt: "x", AudioFormat: "pcm"}, rec)
+				done <- rec
+			}()
+			var rec *results.Record
+			select {
+			case rec = <-done:
+			case <-time.After(10 * time.Second): // hang guard only, not a timing assertion
+				close(release)
+				<-done
+				t.Fatal("Do waited for the server to close the connection after the end marker")
+			}
+			<-held         // the handler is holding the connection open,
+			close(release) // and only now may it finish the body
+			if rec.ErrorClass != tc.class {
+				t.Fatalf("class %q (%s), want %q", rec.ErrorClass, rec.Error, tc.class)
+			}
+			if rec.E2ES <= 0 || rec.E2ES < rec.LastAudioS {
+				t.Errorf("e2e %v before the last audio %v", rec.E2ES, rec.LastAudioS)
+			}
+		})
+	}
+}
+
+// TestCloseEndsDrains: Close does not wait for a server that holds the
+// connection open after [DONE]: it ends the background drain.
+func TestCloseEndsDrains(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", "[DONE]")
+		select {
+		case <-r.Context().Done(): // the drain was ended: the client hung up
+		case <-s.stop:
+		}
+	})
+	c := newClient(t, srv.URL, Options{})
+	c.drainTimeout = time.Hour
+	if rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x"}); rec.ErrorClass != "" {
+		t.Fatalf("class %q (%s)", rec.ErrorClass, rec.Error)
+	}
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second): // hang guard only, not a timing assertion
+		t.Fatal("Close waited for the held connection")
 	}
 }
