@@ -187,6 +187,16 @@ func New(opts Options) (*Client, error) {
 // another host (307). Do records it as an http_status failure instead.
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// WaitDrains waits until the background drains of finished responses have
+// ended (each within 2 s), so that the server has seen every response
+// through before its metrics are read. When ctx is done first it ends them,
+// as Close does. Call it when no request is in flight.
+func (c *Client) WaitDrains(ctx context.Context) {
+	stop := context.AfterFunc(ctx, c.closed)
+	defer stop()
+	c.drains.Wait()
+}
+
 // Close ends the background drains of finished responses (their
 // connections are closed instead of reused) and waits for them, then closes
 // idle connections. Requests in flight are not affected.

@@ -64,7 +64,12 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	}
 	s.format = format
 
-	ctx, cancel := context.WithCancelCause(parent)
+	// The request's context is not derived from parent's cancellation but
+	// linked to it, so that endBody can cut the link when it hands the body
+	// to a background drain: callers cancel a finished request's context
+	// (the load generator does), which must not end the drain.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	unlink := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
 	stop := context.CancelFunc(func() {})
 	if c.opts.Timeout > 0 {
 		ctx, stop = context.WithTimeoutCause(ctx, c.opts.Timeout, causeTimeout)
@@ -72,6 +77,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	// The contexts end with the request, or with the background drain of
 	// its body when endBody hands the body over.
 	release := func() {
+		unlink()
 		stop()
 		cancel(nil)
 	}
@@ -135,7 +141,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.body = body{r: resp.Body, wd: wd}
 	reuse, err := c.readResponse(req, resp, s)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
-	handedOff = c.endBody(resp.Body, s.body.eof, reuse, cancel, release)
+	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
 }
 
@@ -189,13 +195,15 @@ func (c *Client) readResponse(req Request, resp *http.Response, s *stream) (reus
 // (maxDrain) and time (drainTimeout), so that a server that keeps the
 // connection open after the end marker holds neither the caller nor its
 // measurement; the drain then closes the body and calls release. It reports
-// whether it handed the body over.
-func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, cancel context.CancelCauseFunc, release func()) bool {
+// whether it handed the body over. The drain is cut from the caller's
+// context (unlink); Close and WaitDrains end it early.
+func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, unlink func() bool, cancel context.CancelCauseFunc, release func()) bool {
 	if atEOF || !reuse {
 		b.Close()
 		release()
 		return false
 	}
+	unlink()
 	c.drains.Add(1)
 	go func() {
 		defer c.drains.Done()

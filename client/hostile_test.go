@@ -458,3 +458,38 @@ func TestCloseEndsDrains(t *testing.T) {
 		t.Fatal("Close waited for the held connection")
 	}
 }
+
+// TestDrainOutlivesCallerContext: the caller cancels a finished request's
+// context (the load generator does); the background drain of a held
+// connection goes on, so once the server finishes the body the connection
+// is reused. WaitDrains returns when the drain has ended.
+func TestDrainOutlivesCallerContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", "[DONE]")
+		if r.Header.Get("X-Hold") != "" {
+			select {
+			case <-release:
+			case <-s.stop:
+			}
+		}
+	})
+	c := newClient(t, srv.URL, Options{})
+	c.drainTimeout = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := &results.Record{}
+	c.Do(ctx, Request{Kind: results.KindChat, Prompt: "x", Headers: map[string]string{"X-Hold": "1"}}, rec)
+	cancel()
+	if rec.ErrorClass != "" {
+		t.Fatalf("class %q (%s)", rec.ErrorClass, rec.Error)
+	}
+	close(release)
+	c.WaitDrains(context.Background())
+	if rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x"}); rec.ErrorClass != "" || rec.ConnectS != 0 {
+		t.Errorf("second request: class %q, connect %v; want a reused connection", rec.ErrorClass, rec.ConnectS)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections: the drain was cut when the caller's context was cancelled", n)
+	}
+}
