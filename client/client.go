@@ -29,6 +29,23 @@
 // measurements taken before the failure stay in the Record. Messages never
 // contain request headers, and the API key is redacted from anything the
 // server echoes back.
+//
+// Only audio counts as audio: a 2xx body must have the kind's Content-Type
+// (audio/* or application/octet-stream for raw speech, text/event-stream
+// for the SSE kinds), a WAV stream's declared data size is honoured, an SSE
+// line or event beyond Options.MaxEventBytes is refused, and JSON is as
+// strict as encoding/json; anything else is results.ErrMalformed (or
+// results.ErrTruncated for WAV data shorter than declared). Redirects are
+// not followed but recorded as results.ErrHTTPStatus with the Location, and
+// a response that is not HTTP at all is malformed.
+//
+// # End of a response
+//
+// A response ends at its end marker ([DONE], speech.audio.done, an error
+// event): e2e is taken there and Do returns. What the server still sends is
+// drained in the background (at most 256 KiB for 2 s) so the connection can
+// be reused; a server that holds the connection open holds neither the
+// caller nor the measurement. Close and WaitDrains end or await the drains.
 package client
 
 import (
