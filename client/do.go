@@ -139,7 +139,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.body = body{r: resp.Body, wd: wd}
-	reuse, err := c.readResponse(req, resp, s)
+	reuse, err := s.readResponse(resp)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
 	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
@@ -148,7 +148,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 // readResponse reads the response to its end marker (or to the failure)
 // and reports whether the connection is still sound, so that what is left
 // of the body is worth draining for reuse.
-func (c *Client) readResponse(req Request, resp *http.Response, s *stream) (reuse bool, err error) {
+func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		loc := "no Location"
 		if l := resp.Header.Get("Location"); l != "" {
@@ -165,7 +165,7 @@ func (c *Client) readResponse(req Request, resp *http.Response, s *stream) (reus
 		}
 		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
 	}
-	if got, want := unexpectedType(req.Kind, s.contentType); got != "" {
+	if got, want := unexpectedType(s.kind, s.contentType); got != "" {
 		// A login page, a proxy's error page or the wrong stream: nothing
 		// in it is audio. Its start goes into the message, so the run's
 		// error set shows what came.
