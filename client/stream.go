@@ -451,8 +451,9 @@ func (s *stream) wavData(p []byte) []byte {
 	return p
 }
 
-// wavComplete fails when the response ended (at end, the end marker or the
-// end of the body) before the WAV data the header declared.
+// wavComplete fails when the response ends before the WAV data its header
+// declared has come; end names where it ended (the end marker or the end of
+// the body).
 func (s *stream) wavComplete(end string) error {
 	if s.wavRemain <= 0 {
 		return nil
