@@ -96,6 +96,7 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 	for _, n := range bareStreams {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
 			var omni, bare levelFigures
+			wait0, start := runqueueWait("self"), time.Now()
 			for i := 0; b.Loop(); i++ {
 				// Alternate which client goes first, so that with an even
 				// -benchtime neither always meets a server just warmed up
@@ -127,6 +128,9 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 			bc, bp := report("bare", &bare)
 			b.ReportMetric(oc/bc, "cpu-ratio")
 			b.ReportMetric(op/bp, "p99-ratio")
+			// Threads of this process runnable but waiting for a CPU, on
+			// average: how much the machine's other load got in the way.
+			b.ReportMetric((runqueueWait("self")-wait0).Seconds()/time.Since(start).Seconds(), "runq-wait-threads")
 			b.ReportMetric(0, "ns/op") // each iteration is a fixed workload
 		})
 	}
