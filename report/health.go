@@ -45,6 +45,6 @@ func healthTable(h *selfmon.Report) *Table {
 		"CPU is this whole process's (the embedded simulator included, when it runs); usable cores = min(GOMAXPROCS, CPU affinity).",
 		fmt.Sprintf("saturated when CPU > %s %% of the usable cores, or scheduling latency or send-stamp delay p99 > %s ms (--client-delay-threshold).",
 			ff(100*h.ThresholdCPUShare, 0), ff(h.ThresholdDelayMS, 1)),
-		"memory per stream: heap and stacks in use at the sample with the most open streams, over the live memory at the start, per stream; an upper bound (uncollected garbage included; kernel socket buffers not).")
+		"memory per stream: the peak of heap and stacks in use over the live memory at the start, per stream at the most open; an upper bound (uncollected garbage included; kernel socket buffers not).")
 	return &t
 }

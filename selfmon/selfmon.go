@@ -84,11 +84,13 @@ type Report struct {
 	PeakStreams    int `json:"peak_streams"`
 	// BaseMemoryBytes is the memory the Go runtime holds at the start;
 	// PeakMemoryBytes the most during the run. MemoryPerStreamBytes is the
-	// growth of the memory in use (heap objects and goroutine stacks) over
-	// the live memory at the start (measured right after a GC), per open
-	// stream, at the sample with the most open streams; 0 when no stream was
-	// open at a sample. It is an upper bound: the heap at the sample also
-	// holds garbage not yet collected. Kernel socket buffers are not in it.
+	// peak growth of the memory in use (heap objects and goroutine stacks)
+	// over the live memory at the start (measured right after a GC), divided
+	// by the most streams open at a sample; 0 when no stream was open at a
+	// sample. It is an upper bound: the peak may hold garbage not yet
+	// collected (and the sample with the most open streams may come before
+	// their buffers exist, in a connection burst, so the peak memory is
+	// taken wherever it is). Kernel socket buffers are not in it.
 	BaseMemoryBytes      uint64  `json:"base_memory_bytes"`
 	PeakMemoryBytes      uint64  `json:"peak_memory_bytes"`
 	MemoryPerStreamBytes float64 `json:"memory_per_stream_bytes"`
@@ -121,7 +123,7 @@ type Monitor struct {
 	peakG    int
 	peakMem  uint64
 	peakS    int
-	inUseAtS uint64 // memory in use at the sample with the most streams
+	peakUse  uint64 // the most memory in use at a sample
 }
 
 // snapshot is one reading of the process counters.
@@ -204,9 +206,8 @@ func (m *Monitor) sample() Sample {
 	m.peakCPU = max(m.peakCPU, s.CPUShare)
 	m.peakG = max(m.peakG, s.Goroutines)
 	m.peakMem = max(m.peakMem, s.MemoryBytes)
-	if streams > m.peakS {
-		m.peakS, m.inUseAtS = streams, cur.inUse()
-	}
+	m.peakS = max(m.peakS, streams)
+	m.peakUse = max(m.peakUse, cur.inUse())
 	return s
 }
 
@@ -235,8 +236,8 @@ func (m *Monitor) Stop() Report {
 	r.GCPauseP99MS = 1000 * Quantile(gc, 0.99)
 	r.GCPauseMaxMS = 1000 * Quantile(gc, 1)
 	r.GCPauseTotalMS = 1000 * gcWall(last.gcCPU-m.first.gcCPU)
-	if base := m.first.inUse(); m.peakS > 0 && m.inUseAtS > base {
-		r.MemoryPerStreamBytes = float64(m.inUseAtS-base) / float64(m.peakS)
+	if base := m.first.inUse(); m.peakS > 0 && m.peakUse > base {
+		r.MemoryPerStreamBytes = float64(m.peakUse-base) / float64(m.peakS)
 	}
 	return r
 }
