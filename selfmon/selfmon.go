@@ -116,14 +116,14 @@ type Monitor struct {
 	stop chan struct{}
 	done chan struct{}
 
-	mu       sync.Mutex // guards what the sampler and Stop share below
-	first    snapshot
-	prev     snapshot
-	peakCPU  float64
-	peakG    int
-	peakMem  uint64
-	peakS    int
-	peakUse  uint64 // the most memory in use at a sample
+	mu      sync.Mutex // guards what the sampler and Stop share below
+	first   snapshot
+	prev    snapshot
+	peakCPU float64
+	peakG   int
+	peakMem uint64
+	peakS   int
+	peakUse uint64 // the most memory in use at a sample
 }
 
 // snapshot is one reading of the process counters.
