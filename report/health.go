@@ -42,9 +42,9 @@ func healthTable(h *selfmon.Report) *Table {
 		[]string{"Go runtime memory base / peak (MB)", ff(float64(h.BaseMemoryBytes)/(1<<20), 1) + " / " + ff(float64(h.PeakMemoryBytes)/(1<<20), 1)},
 	)
 	t.Notes = append(t.Notes,
-		"CPU is this whole process's (the embedded simulator included, when it runs); usable cores = min(GOMAXPROCS, CPU affinity).",
-		fmt.Sprintf("saturated when CPU > %s %% of the usable cores, or scheduling latency or send-stamp delay p99 > %s ms (--client-delay-threshold).",
+		"CPU: the whole process (with the embedded simulator in it); usable = min(GOMAXPROCS, affinity).",
+		fmt.Sprintf("saturated: CPU > %s %% of the usable cores, or scheduling or send-stamp delay p99 > %s ms.",
 			ff(100*h.ThresholdCPUShare, 0), ff(h.ThresholdDelayMS, 1)),
-		"memory per stream: the peak of heap and stacks in use over the live memory at the start, per stream at the most open; an upper bound (uncollected garbage included; kernel socket buffers not).")
+		"memory per stream: peak heap and stacks over the start, per stream; upper bound (garbage counts).")
 	return &t
 }

@@ -25,7 +25,7 @@ func TestRunForcedConnectionLimitIsReported(t *testing.T) {
 	cfg.Client.MaxConns = 1
 	out := mustRun(t, cfg)
 
-	if len(out.ClientNotes) != 1 || !strings.Contains(out.ClientNotes[0], "connections capped at 1") {
+	if len(out.ClientNotes) != 1 || !strings.Contains(out.ClientNotes[0], "--max-conns 1 < the load's peak of 2 in flight") {
 		t.Fatalf("client notes %q", out.ClientNotes)
 	}
 	if !slicesContain(out.Report().Notes, out.ClientNotes[0]) {

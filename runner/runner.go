@@ -182,11 +182,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	case copts.MaxConns == 0:
 		copts.MaxConns = peak
 	case peak == 0 || copts.MaxConns < peak:
-		peakText := "an unbounded open loop"
+		peakText := "the unbounded open loop"
 		if peak > 0 {
-			peakText = fmt.Sprintf("the load's peak of %d requests in flight", peak)
+			peakText = fmt.Sprintf("the load's peak of %d in flight", peak)
 		}
-		note := fmt.Sprintf("connections capped at %d (--max-conns), below %s: requests wait for a connection; the wait is client_queue_ms and inside every latency", copts.MaxConns, peakText)
+		note := fmt.Sprintf("--max-conns %d < %s: requests wait for a connection (client_queue_ms)", copts.MaxConns, peakText)
 		out.ClientNotes = append(out.ClientNotes, note)
 		fmt.Fprintf(cfg.Log, "omnibench: %s\n", note)
 	}
