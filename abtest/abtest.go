@@ -547,7 +547,9 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
 	metricsURL := st.url + "/metrics"
 	size := &MetricsSize{URL: redactURL(metricsURL)}
 	st.res.Metrics = size
-	snap, err := scrape.FetchSettled(ctx, metricsURL, scrape.AcceptText, cfg.Run.Settle)
+	opts := cfg.Run.ScrapeOptions()
+	opts.Accept = scrape.AcceptText
+	snap, err := opts.FetchSettled(ctx, metricsURL, cfg.Run.Settle)
 	if err != nil {
 		size.Error = err.Error()
 		return

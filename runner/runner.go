@@ -55,6 +55,13 @@ type Config struct {
 	MetricsURL string        // default Target + "/metrics"
 	Accept     scrape.Accept // content type to ask /metrics for
 	Settle     time.Duration // wait after the last response before the second scrape
+	// ScrapeTimeout bounds each scrape (0: scrape.DefaultTimeout); a scrape
+	// that hangs becomes a note (an error with ScrapeOn), never a hang.
+	ScrapeTimeout time.Duration
+	// ScrapeMaxBytes and ScrapeMaxSamples cap one exposition (0: the scrape
+	// package's defaults); a larger one becomes a note like a failed scrape.
+	ScrapeMaxBytes   int64
+	ScrapeMaxSamples int
 
 	// Out receives the results JSONL as the run goes (nil: none).
 	Out io.Writer
@@ -136,14 +143,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		out.MetricsURL = target + "/metrics"
 	}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
+		snap, err := cfg.ScrapeOptions().Fetch(ctx, out.MetricsURL)
 		switch {
 		case err == nil:
 			out.Before = snap
 		case cfg.Scrape == ScrapeOn:
-			return nil, fmt.Errorf("scraping before the run: %w", err)
+			return nil, fmt.Errorf("scraping before the run: %w%s", err, scrapeHint(err))
 		default:
-			out.ScrapeNote = fmt.Sprintf("not comparing with server metrics: %v", err)
+			out.ScrapeNote = fmt.Sprintf("not comparing with server metrics: %v%s", err, scrapeHint(err))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		}
 	}
@@ -244,12 +251,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Records = col.records()
 
 	if out.Before != nil && !out.Interrupted {
-		after, err := scrape.FetchSettled(ctx, out.MetricsURL, cfg.Accept, cfg.Settle)
+		after, err := cfg.ScrapeOptions().FetchSettled(ctx, out.MetricsURL, cfg.Settle)
 		switch {
 		case ctx.Err() != nil:
 			// Interrupted during the settle wait: no second snapshot.
 		case err != nil:
-			out.ScrapeNote = fmt.Sprintf("second scrape failed: %v", err)
+			out.ScrapeNote = fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		default:
 			out.After = after

@@ -69,6 +69,10 @@ type runOptions struct {
 	metricsURL string
 	settle     time.Duration
 	accept     string
+	// scrape bounds (README "Reliability and limits")
+	scrapeTimeout    time.Duration
+	scrapeMaxBytes   int64
+	scrapeMaxSamples int
 
 	// embedded simulator
 	simCapacity int
@@ -146,6 +150,9 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
 	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
 	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
+	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
+	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -221,6 +228,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
+		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
+		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
+		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
 		// only a flag bound to these options is checked here.
@@ -335,7 +345,11 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Accept:     accept,
 		Settle:     o.settle,
 		Version:    version,
-		Flags:      flagsWithoutSecrets(f),
+
+		ScrapeTimeout:    o.scrapeTimeout,
+		ScrapeMaxBytes:   o.scrapeMaxBytes,
+		ScrapeMaxSamples: o.scrapeMaxSamples,
+		Flags:            flagsWithoutSecrets(f),
 	}
 	return cfg, sc, nil
 }
