@@ -86,11 +86,11 @@ const DefaultTimeout = 10 * time.Second
 // http.DefaultClient, within DefaultTimeout, reading at most MaxBodyBytes and
 // accepting at most DefaultMaxSamples samples.
 type Options struct {
-	Accept    Accept
-	Client    *http.Client  // nil: http.DefaultClient
-	Timeout   time.Duration // whole scrape; 0: DefaultTimeout
-	MaxBytes  int64         // exposition bytes read; 0: MaxBodyBytes
-	MaxSamples int          // samples (exposition lines with a value) accepted; 0: DefaultMaxSamples
+	Accept     Accept
+	Client     *http.Client  // nil: http.DefaultClient
+	Timeout    time.Duration // whole scrape; 0: DefaultTimeout
+	MaxBytes   int64         // exposition bytes read; 0: MaxBodyBytes
+	MaxSamples int           // samples (exposition lines with a value) accepted; 0: DefaultMaxSamples
 }
 
 func (o Options) timeout() time.Duration {
