@@ -15,6 +15,7 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -464,9 +465,18 @@ func (st *armState) startServer(ctx context.Context, cfg Config, logw io.Writer)
 	if err != nil {
 		return fmt.Errorf("abtest: arm %s: %w", st.name, err)
 	}
+	if st.spec.URL != "" {
+		// A fixed port that already answers is another server (often one a
+		// killed omnibench left behind): measuring it would be measuring
+		// the wrong thing.
+		if err := refuseBusyPort(ctx, base); err != nil {
+			return fmt.Errorf("abtest: arm %s: %w", st.name, err)
+		}
+	}
 	argv := substitutePort(st.spec.Cmd, port)
-	fmt.Fprintf(logw, "omnibench ab: arm %s: starting %s (log %s)\n", st.name, JoinArgs(RedactArgs(argv)), st.res.ServerLog)
-	srv, err := startServer(ctx, st.name, argv, base, st.res.ServerLog, cfg.StartupTimeout, cfg.StopGrace)
+	red := cfg.Run.Redact.With(secret.FromArgs(argv)...).With(secret.FromURL(st.spec.URL)...)
+	fmt.Fprintf(logw, "omnibench ab: arm %s: starting %s (log %s)\n", st.name, red.String(JoinArgs(RedactArgs(argv))), st.res.ServerLog)
+	srv, err := startServer(ctx, st.name, argv, base, st.res.ServerLog, cfg.StartupTimeout, cfg.StopGrace, red)
 	if srv != nil {
 		st.res.ServerPIDs = append(st.res.ServerPIDs, srv.pid)
 		st.res.ServerStarts++
@@ -524,7 +534,7 @@ func (st *armState) openResults(cfg Config) error {
 		Arrival:       cfg.Run.Load.Arrival,
 		Flags:         flags,
 	}
-	w := results.NewWriter(f)
+	w := results.NewWriter(cfg.Run.Redact.Writer(f))
 	if err := w.WriteHeader(h); err != nil {
 		return fmt.Errorf("abtest: arm %s: writing %s: %w", st.name, path, err)
 	}

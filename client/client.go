@@ -45,6 +45,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/secret"
 )
 
 // Options configures a Client. The zero value of every field has a usable
@@ -72,6 +73,11 @@ type Options struct {
 	// MaxConns bounds connections to the server (idle and in use);
 	// default 1024.
 	MaxConns int
+	// Redact holds the credentials the user gave (see package secret); the
+	// client adds APIKey, the base URL's userinfo and each request's header
+	// values, and applies it to a server's error body before it is clipped
+	// into Record.Error.
+	Redact *secret.Redactor
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -83,6 +89,7 @@ type Client struct {
 	transport  *http.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
+	redactor   *secret.Redactor
 }
 
 // defaultMaxConns is the connection bound when Options.MaxConns is 0.
@@ -155,7 +162,8 @@ func New(opts Options) (*Client, error) {
 		transport:  tr,
 		// No Client.Timeout: it would also cover reading the body and kill
 		// long streams; requests are bounded by context deadlines instead.
-		http: &http.Client{Transport: tr},
+		http:     &http.Client{Transport: tr},
+		redactor: opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
 	}
 	c.streams.New = func() any { return new(stream) }
 	return c, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 )
 
 // Do sends req and fills rec with everything measured, from the send time
@@ -118,9 +119,11 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 			// A JSON document instead of a stream: the server ignored the
 			// streaming request or reported an error with a 2xx status.
-			return fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
+			return fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(c.requestRedactor(req).Bytes(msg)))
 		}
-		return fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
+		// Redacted before errorBodyMessage clips it: a secret straddling
+		// the clip would otherwise survive as a prefix.
+		return fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(c.requestRedactor(req).Bytes(msg)))
 	}
 
 	err = s.consume(&s.body)
@@ -227,25 +230,20 @@ func playerResult(p continuity.PlayerResult) *results.PlayerResult {
 
 // redact removes credentials from a message that may quote the server.
 func (c *Client) redact(msg string, req Request) string {
-	secrets := make([]string, 0, 2)
-	if c.opts.APIKey != "" {
-		secrets = append(secrets, c.opts.APIKey)
+	return c.requestRedactor(req).String(msg)
+}
+
+// requestRedactor is the client's redactor plus the request's own header
+// values (any header may carry a credential).
+func (c *Client) requestRedactor(req Request) *secret.Redactor {
+	if len(req.Headers) == 0 {
+		return c.redactor
 	}
-	for k, v := range req.Headers {
-		switch strings.ToLower(k) {
-		case "authorization", "proxy-authorization", "x-api-key", "api-key":
-			if v != "" {
-				secrets = append(secrets, v)
-				if _, token, ok := strings.Cut(v, " "); ok && len(token) >= 8 {
-					secrets = append(secrets, token)
-				}
-			}
-		}
+	var vals []string
+	for _, v := range req.Headers {
+		vals = append(vals, secret.FromHeader(v)...)
 	}
-	for _, sec := range secrets {
-		msg = strings.ReplaceAll(msg, sec, "[redacted]")
-	}
-	return msg
+	return c.redactor.With(vals...)
 }
 
 // errorBodyMessage extracts the message of a non-2xx response body: the

@@ -25,6 +25,7 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/wav"
@@ -71,7 +72,12 @@ type Config struct {
 	Progress io.Writer
 
 	Version string
-	Flags   map[string]string // as given, secrets already removed
+	Flags   map[string]string // as given; Redact and secret.URL are applied again
+
+	// Redact holds every credential the user gave (package secret). Run
+	// applies it to the results stream, the header, notes and the log, and
+	// hands it to the client for servers' error bodies.
+	Redact *secret.Redactor
 
 	// OnRecord is called for every finished request, from the request's
 	// goroutine (the exporter observes through it). It must be safe for
@@ -115,6 +121,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...)
+	cfg.Log = cfg.Redact.Writer(cfg.Log)
+	if cfg.Out != nil {
+		cfg.Out = cfg.Redact.Writer(cfg.Out)
+	}
 	if cfg.Scrape == "" {
 		cfg.Scrape = ScrapeAuto
 	}
@@ -138,19 +149,21 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
 	}
 
-	out := &Outcome{MetricsURL: cfg.MetricsURL}
-	if out.MetricsURL == "" {
-		out.MetricsURL = target + "/metrics"
+	metricsURL := cfg.MetricsURL
+	if metricsURL == "" {
+		metricsURL = target + "/metrics"
 	}
+	out := &Outcome{MetricsURL: redactURL(metricsURL)}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := cfg.ScrapeOptions().Fetch(ctx, out.MetricsURL)
+		snap, err := cfg.ScrapeOptions().Fetch(ctx, metricsURL)
 		switch {
 		case err == nil:
 			out.Before = snap
 		case cfg.Scrape == ScrapeOn:
+			// Printed through the command's redacting stderr.
 			return nil, fmt.Errorf("scraping before the run: %w%s", err, scrapeHint(err))
 		default:
-			out.ScrapeNote = fmt.Sprintf("not comparing with server metrics: %v%s", err, scrapeHint(err))
+			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("not comparing with server metrics: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		}
 	}
@@ -163,6 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	copts := cfg.Client
 	copts.BaseURL = target
+	copts.Redact = cfg.Redact
 	cl, err := client.New(copts)
 	if err != nil {
 		return nil, err
@@ -184,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Concurrency:   cfg.Load.Concurrency,
 		Rate:          cfg.Load.Rate,
 		Arrival:       cfg.Load.Arrival,
-		Flags:         cfg.Flags,
+		Flags:         redactFlags(cfg.Redact, cfg.Flags),
 	}
 	var w *results.Writer
 	if cfg.Out != nil {
@@ -251,12 +265,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Records = col.records()
 
 	if out.Before != nil && !out.Interrupted {
-		after, err := cfg.ScrapeOptions().FetchSettled(ctx, out.MetricsURL, cfg.Settle)
+		after, err := cfg.ScrapeOptions().FetchSettled(ctx, metricsURL, cfg.Settle)
 		switch {
 		case ctx.Err() != nil:
 			// Interrupted during the settle wait: no second snapshot.
 		case err != nil:
-			out.ScrapeNote = fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err))
+			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		default:
 			out.After = after

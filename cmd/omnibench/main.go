@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,27 +26,36 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(version)
-	err := root.ExecuteContext(ctx)
-	return exitCode(ctx, err)
+	cmd, err := root.ExecuteContextC(ctx)
+	stderr := io.Writer(os.Stderr)
+	if cmd != nil {
+		stderr = flagRedactor(cmd.Flags()).Writer(stderr) // the final error may quote a server
+	}
+	return exitCodeTo(ctx, stderr, err)
 }
 
-// exitCode maps the outcome of a command to the process status: 0 success,
-// 130 when interrupted by a signal, the code an exitError carries, 1 otherwise.
-func exitCode(ctx context.Context, err error) int {
+// exitCode maps the outcome of a command to the process status (see
+// exitCodeTo), printing the error to stderr.
+func exitCode(ctx context.Context, err error) int { return exitCodeTo(ctx, os.Stderr, err) }
+
+// exitCodeTo maps the outcome of a command to the process status: 0 success,
+// 130 when interrupted by a signal, the code an exitError carries, 1
+// otherwise. The error is printed to stderr.
+func exitCodeTo(ctx context.Context, stderr io.Writer, err error) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "omnibench:", ee.err)
+			fmt.Fprintln(stderr, "omnibench:", ee.err)
 		}
 		return ee.code
 	case ctx.Err() != nil:
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "omnibench:", err)
+			fmt.Fprintln(stderr, "omnibench:", err)
 		}
 		return 130
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "omnibench:", err)
+		fmt.Fprintln(stderr, "omnibench:", err)
 		return 1
 	}
 	return 0

@@ -350,6 +350,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
 		Flags:            flagsWithoutSecrets(f),
+		Redact:           flagRedactor(f),
 	}
 	return cfg, sc, nil
 }
@@ -480,6 +481,9 @@ func flagsWithoutSecrets(f *pflag.FlagSet) map[string]string {
 }
 
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // a redacting writer around the terminal
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
