@@ -62,3 +62,64 @@ func TestCutOffResultsFileStillReads(t *testing.T) {
 		t.Errorf("report does not count the 4 complete records:\n%.2000s", out)
 	}
 }
+
+// Two output flags naming one file are refused before the run (exit 2).
+func TestRunRefusesOutputsNamingOneFile(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.json")
+	link := filepath.Join(dir, "link.json")
+	if err := os.WriteFile(x, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(x, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{"--out", "--summary"}, {"--summary", "--html"}, {"--html", "--junit"}, {"--out", "--metrics-out"}} {
+		for _, second := range []string{x, filepath.Join(dir, ".", "x.json"), link} {
+			_, stderr, code, err := execRun(t, "-n", "1", pair[0], x, pair[1], second)
+			if code != 2 || err == nil || !strings.Contains(err.Error(), "name the same file") {
+				t.Errorf("%s %s %s %s: exit %d (%v)\n%s", pair[0], x, pair[1], second, code, err, stderr)
+			}
+		}
+	}
+	if data, _ := os.ReadFile(x); string(data) != "keep" {
+		t.Errorf("the file was touched: %q", data)
+	}
+}
+
+// One output that cannot be written does not drop the others: the report
+// is printed, the other files are written, and the exit status (1) names
+// what failed.
+func TestRunOneOutputFailingKeepsTheOthers(t *testing.T) {
+	dir := t.TempDir()
+	blocked := filepath.Join(dir, "no-such-dir", "file")
+	files := map[string]string{
+		"--summary": filepath.Join(dir, "run.json"), "--html": filepath.Join(dir, "run.html"),
+		"--junit": filepath.Join(dir, "slo.xml"), "--out": filepath.Join(dir, "run.jsonl"),
+	}
+	for _, failing := range []string{"--summary", "--html", "--junit"} {
+		args := []string{"-n", "2", "-c", "1", "--warmup", "0", "--settle", "0", "--slo", "error_rate<0.5"}
+		for flag, path := range files {
+			_ = os.Remove(path)
+			if flag == failing {
+				path = blocked
+			}
+			args = append(args, flag, path)
+		}
+		stdout, stderr, code, err := execRun(t, args...)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), failing) {
+			t.Errorf("%s failing: exit %d (%v), want 1 naming it\n%s", failing, code, err, stderr)
+		}
+		if !strings.Contains(stdout, "TTFP") && !strings.Contains(stdout, "ttfp") {
+			t.Errorf("%s failing: no report on stdout:\n%s", failing, stdout)
+		}
+		for flag, path := range files {
+			if flag == failing {
+				continue
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s failing: %s not written: %v", failing, flag, err)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -360,6 +361,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	if err := checkOutputPaths(o.outputFlags()...); err != nil {
+		return err
+	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
 		return withExitCode(2, err)
@@ -407,26 +411,35 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			doc.SLOs = raw
 		}
 	}
+	// Every output is attempted: one that cannot be written does not drop
+	// the others, and the exit status says which failed.
+	var outErrs []error
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
-			return fmt.Errorf("--summary: %w", err)
+			outErrs = append(outErrs, fmt.Errorf("--summary: %w", err))
 		}
 	}
 	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
-		return err
+		outErrs = append(outErrs, fmt.Errorf("writing the report: %w", err))
 	}
-	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	outErrs = append(outErrs, o.outputs.finishOutputs(stderr, outcome, rep, verdicts))
+	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	failed := errors.Join(outErr, metricsErr)
 	switch {
 	case runErr != nil:
+		if failed != nil {
+			fmt.Fprintln(stderr, "omnibench:", failed) // the run's error decides the status
+		}
 		return runErr
-	case outErr != nil:
-		return outErr
-	case metricsErr != nil:
-		return metricsErr
+	case failed != nil:
+		if miss := sloMiss(verdicts); miss != nil {
+			fmt.Fprintln(stderr, "omnibench:", miss)
+		}
+		return failed
 	}
 	return sloMiss(verdicts)
 }
