@@ -16,15 +16,18 @@ import (
 // json`). Its schema is versioned by SchemaVersion (results.SchemaVersion)
 // and documented in the README; fields are only ever added.
 type Document struct {
-	SchemaVersion int                `json:"schema_version"`
-	Run           results.Header     `json:"run"`
-	Interrupted   bool               `json:"interrupted"`
-	Summary       *summary.Summary   `json:"summary"`
-	Bench         map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
-	Load          LoadDocument       `json:"load"`
-	Server        *ServerDocument    `json:"server,omitempty"`
-	SLOs          json.RawMessage    `json:"slos,omitempty"`
-	Extra         map[string]any     `json:"extra,omitempty"`
+	SchemaVersion int            `json:"schema_version"`
+	Run           results.Header `json:"run"`
+	Interrupted   bool           `json:"interrupted"`
+	// InterruptedDuring names the phase an interrupt hit: "load",
+	// "settle" or "metrics-linger" (Outcome.InterruptedDuring).
+	InterruptedDuring string             `json:"interrupted_during,omitempty"`
+	Summary           *summary.Summary   `json:"summary"`
+	Bench             map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
+	Load              LoadDocument       `json:"load"`
+	Server            *ServerDocument    `json:"server,omitempty"`
+	SLOs              json.RawMessage    `json:"slos,omitempty"`
+	Extra             map[string]any     `json:"extra,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
@@ -67,12 +70,13 @@ type SnapshotDocument struct {
 // Document builds the run's JSON summary.
 func (o *Outcome) Document() *Document {
 	doc := &Document{
-		SchemaVersion: results.SchemaVersion,
-		Run:           o.Header,
-		Interrupted:   o.Interrupted,
-		Summary:       o.Summary,
-		Bench:         o.Summary.Bench(),
-		Load:          loadDocument(o.Load),
+		SchemaVersion:     results.SchemaVersion,
+		Run:               o.Header,
+		Interrupted:       o.Interrupted,
+		InterruptedDuring: o.InterruptedDuring,
+		Summary:           o.Summary,
+		Bench:             o.Summary.Bench(),
+		Load:              loadDocument(o.Load),
 	}
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}

@@ -109,7 +109,17 @@ type Outcome struct {
 	ScrapeNote string // why there was no scrape, when there was none
 
 	Interrupted bool
+	// InterruptedDuring says which phase an interrupt hit (InterruptedLoad,
+	// InterruptedSettle; the run command adds InterruptedLinger).
+	InterruptedDuring string
 }
+
+// Phases an interrupt can hit (Outcome.InterruptedDuring).
+const (
+	InterruptedLoad   = "load"           // requests were still being sent or answered
+	InterruptedSettle = "settle"         // every request was done; the second scrape was not taken
+	InterruptedLinger = "metrics-linger" // every output was written; the exporter stopped serving early
+)
 
 // Run performs the run. It returns an Outcome whenever any request was
 // attempted, also together with an error (for example when interrupted), so
@@ -256,19 +266,39 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
+	// Say at once what an interrupt does (a second one is handled by load,
+	// see load.WithAbort).
+	stopNotice := context.AfterFunc(ctx, func() {
+		if n := col.inFlight(); n > 0 && lcfg.Grace > 0 {
+			fmt.Fprintf(cfg.Log, "omnibench: interrupted: finishing %d in-flight requests for up to %s; Ctrl-C again to stop now\n", n, lcfg.Grace)
+		} else {
+			fmt.Fprintf(cfg.Log, "omnibench: interrupted: cancelling %d in-flight requests\n", n)
+		}
+	})
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	stopNotice()
 	if stopProgress != nil {
 		stopProgress()
 	}
 	out.Load = lstats
 	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
+	if out.Interrupted {
+		out.InterruptedDuring = InterruptedLoad
+	}
 	out.Records = col.records()
 
 	if out.Before != nil && !out.Interrupted {
+		if cfg.Settle >= time.Second {
+			fmt.Fprintf(cfg.Log, "omnibench: waiting %s (--settle) before the second scrape; Ctrl-C skips it\n", cfg.Settle)
+		}
 		after, err := cfg.ScrapeOptions().FetchSettled(ctx, metricsURL, cfg.Settle)
 		switch {
 		case ctx.Err() != nil:
-			// Interrupted during the settle wait: no second snapshot.
+			// Interrupted during the settle wait: the requests are all
+			// measured, the server's side is not.
+			out.Interrupted, out.InterruptedDuring = true, InterruptedSettle
+			out.ScrapeNote = "interrupted during the --settle wait: no second scrape, no server-side comparison"
+			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		case err != nil:
 			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
@@ -369,6 +399,13 @@ func (c *collector) add(r *results.Record) {
 		}
 		c.ttfpMS = append(c.ttfpMS, r.TTFPS*1000)
 	}
+}
+
+// inFlight is the number of requests started and not finished.
+func (c *collector) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight
 }
 
 func (c *collector) records() []results.Record {

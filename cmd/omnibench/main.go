@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/omnibench/omnibench/load"
 )
 
 // version is overridden at build time with -ldflags "-X main.version=...".
@@ -23,7 +25,7 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), os.Stderr)
 	defer stop()
 	root := newRootCmd(version)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -32,6 +34,43 @@ func run() int {
 		stderr = flagRedactor(cmd.Flags()).Writer(stderr) // the final error may quote a server
 	}
 	return exitCodeTo(ctx, stderr, err)
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM
+// and carrying (load.WithAbort) a channel closed by the second: the first
+// lets in-flight requests finish within --grace, the second cancels them at
+// once. After the second, the signals get their default action back, so a
+// third ends the process whatever it is doing (the results file is valid up
+// to its last complete line). stop releases the signal handler.
+func interruptible(parent context.Context, stderr io.Writer) (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(parent)
+	abort := make(chan struct{})
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "omnibench: interrupted again: cancelling in-flight requests now")
+			close(abort)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+		case <-done:
+		}
+	}()
+	return load.WithAbort(ctx, abort), func() {
+		signal.Stop(sigs)
+		close(done)
+		<-exited
+		cancel()
+	}
 }
 
 // exitCode maps the outcome of a command to the process status (see

@@ -428,6 +428,17 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if ctx.Err() != nil && !outcome.Interrupted {
+		// Interrupted after the run, while lingering on --metrics-addr:
+		// every figure stands, and the summary records the interruption.
+		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
+		fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
+		if o.summaryOut != "" {
+			if err := writeJSONFile(o.summaryOut, doc); err != nil {
+				metricsErr = errors.Join(metricsErr, fmt.Errorf("--summary: %w", err))
+			}
+		}
+	}
 	failed := errors.Join(outErr, metricsErr)
 	switch {
 	case runErr != nil:
