@@ -60,11 +60,15 @@ type ServerDocument struct {
 	ServerVsClient []report.Comparison `json:"server_vs_client,omitempty"`
 }
 
-// SnapshotDocument is one raw /metrics snapshot.
+// SnapshotDocument describes one /metrics snapshot. The raw body is not
+// embedded (a large exposition made summaries of tens of megabytes): it is
+// written next to the summary when asked (Config.SaveSnapshots), and File
+// names it.
 type SnapshotDocument struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	ContentType string    `json:"content_type"`
-	Body        string    `json:"body"`
+	Bytes       int       `json:"bytes"`
+	File        string    `json:"file,omitempty"`
 }
 
 // Document builds the run's JSON summary.
@@ -79,7 +83,7 @@ func (o *Outcome) Document() *Document {
 		Load:              loadDocument(o.Load),
 	}
 	if o.Before != nil || o.ScrapeNote != "" {
-		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
+		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before, o.BeforeFile), After: snapshotDocument(o.After, o.AfterFile)}
 		if o.Delta != nil {
 			var buf bytes.Buffer
 			if err := o.Delta.WriteJSON(&buf, scrape.TableOptions{}); err == nil {
@@ -113,9 +117,9 @@ func loadDocument(s load.Stats) LoadDocument {
 	}
 }
 
-func snapshotDocument(s *scrape.Snapshot) *SnapshotDocument {
+func snapshotDocument(s *scrape.Snapshot, file string) *SnapshotDocument {
 	if s == nil {
 		return nil
 	}
-	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Body: string(s.Body)}
+	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Bytes: len(s.Body), File: file}
 }

@@ -63,6 +63,11 @@ type Config struct {
 	// package's defaults); a larger one becomes a note like a failed scrape.
 	ScrapeMaxBytes   int64
 	ScrapeMaxSamples int
+	// SaveSnapshots, when set, is a path prefix: the two /metrics
+	// snapshots are written to PREFIX.before.prom and PREFIX.after.prom
+	// (snapshot files that diff and check read). The summary never embeds
+	// them.
+	SaveSnapshots string
 
 	// Out receives the results JSONL as the run goes (nil: none).
 	Out io.Writer
@@ -107,6 +112,8 @@ type Outcome struct {
 	After      *scrape.Snapshot
 	Delta      *scrape.Delta
 	ScrapeNote string // why there was no scrape, when there was none
+	// BeforeFile and AfterFile are the snapshot files written (SaveSnapshots).
+	BeforeFile, AfterFile string
 
 	Interrupted bool
 	// InterruptedDuring says which phase an interrupt hit (InterruptedLoad,
@@ -309,6 +316,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			} else {
 				out.Delta = d
 			}
+		}
+	}
+
+	if cfg.SaveSnapshots != "" {
+		var errs []error
+		out.BeforeFile, errs = saveSnapshot(out.Before, cfg.SaveSnapshots+".before.prom", errs)
+		out.AfterFile, errs = saveSnapshot(out.After, cfg.SaveSnapshots+".after.prom", errs)
+		if err := errors.Join(errs...); err != nil && writeErr == nil {
+			writeErr = err
 		}
 	}
 

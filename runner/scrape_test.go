@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,5 +120,73 @@ func TestRunHungScrapeAfterRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.ScrapeNote, "second scrape failed") || !strings.Contains(out.ScrapeNote, "no answer within 200ms") {
 		t.Errorf("scrape note %q", out.ScrapeNote)
+	}
+}
+
+// exposition serves a text exposition of n gauge series (and up 1).
+func exposition(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# TYPE up gauge\nup 1\n# TYPE big_gauge gauge\n")
+	for i := range n {
+		fmt.Fprintf(&b, "big_gauge{id=\"%d\"} %d\n", i, i)
+	}
+	body := b.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/metrics"
+}
+
+// The summary describes the snapshots without embedding them; with
+// SaveSnapshots they are written as snapshot files next to it.
+func TestRunSnapshotsNotEmbedded(t *testing.T) {
+	wl := chatWorkload(t)
+	sim := startSim(t, wl, nil)
+	cfg := baseConfig(sim.URL, wl, 2, 1)
+	cfg.MetricsURL = exposition(t, 20_000)
+	prefix := filepath.Join(t.TempDir(), "run")
+	cfg.SaveSnapshots = prefix
+	out := mustRun(t, cfg)
+	data, err := json.Marshal(out.Document())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 64<<10 || bytes.Contains(data, []byte("big_gauge{")) {
+		t.Errorf("the summary is %d bytes and embeds the exposition", len(data))
+	}
+	doc := out.Document()
+	if doc.Server.Before.Bytes != len(out.Before.Body) || doc.Server.Before.File != prefix+".before.prom" || doc.Server.After.File != prefix+".after.prom" {
+		t.Errorf("snapshot documents %+v %+v", doc.Server.Before, doc.Server.After)
+	}
+	for _, f := range []string{prefix + ".before.prom", prefix + ".after.prom"} {
+		snap, err := scrape.ReadSnapshot(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := snap.Families()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if fam, ok := fs.Lookup("big_gauge"); !ok || len(fam.Series) != 20_000 {
+			t.Errorf("%s does not hold the exposition", f)
+		}
+	}
+}
+
+// An exposition over the sample cap is refused with a note naming the flag
+// that raises it; the run goes on.
+func TestRunSampleCapNote(t *testing.T) {
+	wl := chatWorkload(t)
+	sim := startSim(t, wl, nil)
+	cfg := baseConfig(sim.URL, wl, 2, 1)
+	cfg.Scrape = ScrapeAuto
+	cfg.MetricsURL = exposition(t, 2_000)
+	cfg.ScrapeMaxSamples = 1_000
+	out := mustRun(t, cfg)
+	if out.Before != nil || !strings.Contains(out.ScrapeNote, "more than 1000 samples") || !strings.Contains(out.ScrapeNote, "--scrape-max-samples") {
+		t.Errorf("note %q", out.ScrapeNote)
 	}
 }

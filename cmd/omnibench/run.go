@@ -74,6 +74,7 @@ type runOptions struct {
 	scrapeTimeout    time.Duration
 	scrapeMaxBytes   int64
 	scrapeMaxSamples int
+	saveSnapshots    string
 
 	// embedded simulator
 	simCapacity int
@@ -154,6 +155,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
 	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
 	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
+	f.StringVar(&o.saveSnapshots, "save-snapshots", "", "write the /metrics snapshots to PREFIX.before.prom and PREFIX.after.prom (the summary does not embed them)")
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -350,6 +352,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeTimeout:    o.scrapeTimeout,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
+		SaveSnapshots:    o.saveSnapshots,
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           flagRedactor(f),
 	}
