@@ -284,6 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	})
 	lstats, runErr := load.Run(ctx, lcfg, job)
 	stopNotice()
+	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
 		stopProgress()
 	}
