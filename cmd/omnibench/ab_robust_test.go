@@ -96,7 +96,9 @@ func TestABSecretsNeverOut(t *testing.T) {
 	dir := t.TempDir()
 	// The server echoes its secret at start, as a verbose server would.
 	serve := "env HF_TOKEN=" + envSecret + " sh -c 'echo token $HF_TOKEN; exec " + abServeCmd(bin) + "' --api-key " + flagSecret
-	out, stderr, err := runAB(t, "--a-cmd", serve, "--b-cmd", abServeCmd(bin), "-n", "2", "--settle", "0", "--format", "json", "--out", dir)
+	const headerSecret = "hdrsecret-S8"
+	out, stderr, err := runAB(t, "--a-cmd", serve, "--b-cmd", abServeCmd(bin), "-n", "2", "--settle", "0", "--format", "json",
+		"-H", "X-Tenant: "+headerSecret, "--out", dir, "--html", filepath.Join(dir, "ab.html"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -112,12 +114,15 @@ func TestABSecretsNeverOut(t *testing.T) {
 		printed[path] = string(data)
 		return nil
 	})
+	if _, ok := printed[filepath.Join(dir, "ab.html")]; !ok {
+		t.Error("no ab.html written")
+	}
 	log := printed[filepath.Join(dir, "a-server.log")]
 	if !strings.Contains(log, "token [redacted]") {
 		t.Errorf("the server log does not show the echoed token redacted:\n%s", log)
 	}
 	for what, text := range printed {
-		for _, s := range []string{envSecret, flagSecret} {
+		for _, s := range []string{envSecret, flagSecret, headerSecret} {
 			if strings.Contains(text, s) {
 				t.Errorf("%s contains %q", what, s)
 			}
