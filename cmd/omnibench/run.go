@@ -436,7 +436,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
-	if ctx.Err() != nil && !outcome.Interrupted {
+	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
 		// Interrupted after the run, while lingering on --metrics-addr:
 		// every figure stands, and the summary records the interruption.
 		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
