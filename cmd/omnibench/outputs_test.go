@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/omnibench/omnibench/simulator"
 )
 
 // A results file cut off in the middle of its last line (what SIGKILL
@@ -121,5 +126,42 @@ func TestRunOneOutputFailingKeepsTheOthers(t *testing.T) {
 				t.Errorf("%s failing: %s not written: %v", failing, flag, err)
 			}
 		}
+	}
+}
+
+// ab scrapes each arm's /metrics after its last round; an endpoint that
+// never answers costs --scrape-timeout and becomes a note in the result.
+func TestABHungScrapeIsANote(t *testing.T) {
+	sim, err := simulator.New(runSimConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			<-r.Context().Done() // never answers
+			return
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	defer hung.Close()
+	ok := httptest.NewServer(sim.Handler())
+	defer ok.Close()
+	out, stderr, err := runAB(t, "--a-url", hung.URL, "--b-url", ok.URL, "-n", "2", "--rounds", "1", "--settle", "0",
+		"--scrape-timeout", "200ms", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc struct {
+		A struct {
+			Metrics struct {
+				Error string `json:"error"`
+			} `json:"metrics"`
+		} `json:"a"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(doc.A.Metrics.Error, "no answer within 200ms") {
+		t.Errorf("arm A metrics error %q, want the hung scrape named", doc.A.Metrics.Error)
 	}
 }
