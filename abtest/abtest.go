@@ -193,6 +193,8 @@ type armState struct {
 
 	file *os.File // results JSONL, when Config.OutDir is set
 
+	stats *ArmStats // what the arm's /metrics showed about stats, once observed
+
 	mu        sync.Mutex // guards the fields below (records arrive from request goroutines)
 	writer    *results.Writer
 	records   []results.Record
@@ -322,12 +324,30 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		if rerr != nil {
 			return res, fmt.Errorf("abtest: round %d, arm %s: %w", round+1, st.name, rerr)
 		}
-		if st.srv != nil && st.srv.exited() {
-			return res, fmt.Errorf("abtest: arm %s: the server exited during round %d (%s); its output is in %s%s",
-				st.name, round+1, st.srv.exitState(), st.srv.logPath, st.srv.tail())
+		if err := st.checkAlive(ctx, round); err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				break
+			}
+			return res, err
 		}
+		var snap *scrape.Snapshot
+		var serr error
 		if round == cfg.Rounds-1 {
-			st.measureMetrics(ctx, cfg)
+			snap, serr = st.measureMetrics(ctx, cfg)
+		}
+		if st.spec.Stats != StatsUnclaimed && st.stats == nil {
+			if snap == nil && serr == nil {
+				snap, serr = scrape.FetchSettled(ctx, st.url+"/metrics", scrape.AcceptText, cfg.Run.Settle)
+			}
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				break
+			}
+			st.observeStats(snap, serr)
+			if err := verifyStats(arms); err != nil {
+				return res, err
+			}
 		}
 	}
 
@@ -371,7 +391,7 @@ func firstErrorText(a *ArmResult) string {
 }
 
 func newArmState(name string, spec Arm) *armState {
-	ar := &ArmResult{Name: name, Label: spec.label(), Kind: spec.kind()}
+	ar := &ArmResult{Name: name, Label: spec.label(), Kind: spec.kind(), StatsClaim: spec.Stats.String()}
 	if len(spec.Cmd) > 0 {
 		ar.Command = RedactArgs(spec.Cmd)
 	}
@@ -540,17 +560,36 @@ func (st *armState) writeError() error {
 	return st.writeErr
 }
 
+// checkAlive fails when the arm's managed server exited during the round
+// or no longer answers GET /health: the round's failures are then the
+// server's breakdown, not a property of the arm to compare.
+func (st *armState) checkAlive(ctx context.Context, round int) error {
+	if st.srv == nil {
+		return nil
+	}
+	if st.srv.exited() {
+		return fmt.Errorf("abtest: arm %s: the server exited during round %d (%s); its output is in %s%s",
+			st.name, round+1, st.srv.exitState(), st.srv.logPath, st.srv.tail())
+	}
+	if err := st.srv.answers(ctx); err != nil {
+		return fmt.Errorf("abtest: arm %s: the server stopped answering during round %d (GET %s/health: %w); its output is in %s%s",
+			st.name, round+1, redactURL(st.url), err, st.srv.logPath, st.srv.tail())
+	}
+	return nil
+}
+
 // measureMetrics scrapes the arm's /metrics in the text format (the format
 // whose lines the design document counts) and measures it. A failure is
 // recorded in the result, not fatal: the latency comparison stands alone.
-func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
+// It returns the snapshot (nil when the fetch failed) and the fetch error.
+func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
 	metricsURL := st.url + "/metrics"
 	size := &MetricsSize{URL: redactURL(metricsURL)}
 	st.res.Metrics = size
 	snap, err := scrape.FetchSettled(ctx, metricsURL, scrape.AcceptText, cfg.Run.Settle)
 	if err != nil {
 		size.Error = err.Error()
-		return
+		return nil, err
 	}
 	if err := size.measure(snap); err != nil {
 		size.Error = err.Error()
@@ -559,10 +598,11 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
 		path := filepath.Join(cfg.OutDir, metricsFile(st.name))
 		if err := snap.WriteFile(path); err != nil {
 			size.Error = fmt.Sprintf("saving the snapshot: %v", err)
-			return
+			return snap, nil
 		}
 		size.Snapshot = path
 	}
+	return snap, nil
 }
 
 // close stops the arm's servers and closes its results file.

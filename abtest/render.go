@@ -257,6 +257,8 @@ type jsonArm struct {
 	Warmup       int          `json:"warmup"`
 	FirstError   string       `json:"first_error,omitempty"`
 	Metrics      *MetricsSize `json:"metrics,omitempty"`
+	StatsClaim   string       `json:"stats_claim,omitempty"` // "on" or "off": verified from /metrics
+	Stats        string       `json:"stats,omitempty"`       // what /metrics showed, "on (detected: ...)"
 }
 
 type jsonSize struct {
@@ -303,7 +305,7 @@ func toJSONArm(a *ArmResult) jsonArm {
 		Name: a.Name, Label: a.Label, Kind: a.Kind, Target: a.Target, Command: a.Command,
 		ServerPIDs: a.ServerPIDs, ServerStarts: a.ServerStarts, ServerLog: a.ServerLog, ResultsFile: a.ResultsFile,
 		Rounds: a.Rounds, Requests: a.Requests, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup, FirstError: a.FirstError,
-		Metrics: a.Metrics,
+		Metrics: a.Metrics, StatsClaim: a.StatsClaim, Stats: a.Stats,
 	}
 }
 

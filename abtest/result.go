@@ -71,6 +71,12 @@ type ArmResult struct {
 	// Metrics is the arm's /metrics after its last round; nil when the run
 	// ended before.
 	Metrics *MetricsSize
+
+	// StatsClaim is what the arm claims about the server's stats ("on",
+	// "off", "" for no claim) and Stats what its /metrics showed after its
+	// first round, as check.DetectStats says it ("off (detected: ...)").
+	StatsClaim string
+	Stats      string
 }
 
 // MetricResult compares one metric between the arms: package compare's

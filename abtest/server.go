@@ -229,3 +229,10 @@ func readTail(path string, max int64) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// answers sends one GET /health (bounded by healthProbeTimeout): nil when
+// the server answers 200.
+func (s *server) answers(ctx context.Context) error {
+	client := &http.Client{Timeout: healthProbeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	return probe(ctx, client, s.url+"/health")
+}

@@ -306,6 +306,13 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 		cfg.Run.Progress = stderr
 	}
 	res, runErr := abtest.Run(ctx, cfg)
+	if errors.Is(runErr, abtest.ErrStatsMismatch) {
+		// The experiment is not the one asked for: a wrong flag, unusable input.
+		if o.serverCmd != "" {
+			runErr = fmt.Errorf("%w (given --stats-on-flag %q, --stats-off-flag %q)", runErr, o.statsOnFlag, o.statsOffFlag)
+		}
+		return withExitCode(2, runErr)
+	}
 	if res == nil || res.Verdict == "" {
 		// Nothing was analysed (bad configuration, or a server that
 		// failed before the run could finish).

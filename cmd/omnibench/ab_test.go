@@ -248,6 +248,42 @@ func TestABCmd(t *testing.T) {
 		abAssertGone(t, append(doc.A.ServerPIDs, doc.B.ServerPIDs...)...)
 	})
 
+	t.Run("log-stats arms that do not differ", func(t *testing.T) {
+		// The issue's reproduction: serve keeps stats off without a flag,
+		// so an empty --stats-on-flag leaves both arms off.
+		for _, tc := range []struct {
+			name, on, off string
+			want          []string
+		}{
+			{"both off", "", "--disable-log-stats", []string{
+				"arm A (claimed stats on, with no argument) showed off (detected: no upstream vllm:* family",
+				"arm B (claimed stats off, with --disable-log-stats) showed off (detected",
+				"probably wrong: arm A's stats-on argument(s)", `given --stats-on-flag "", --stats-off-flag "--disable-log-stats"`}},
+			{"both on", "--log-stats", "--log-stats", []string{
+				"arm A (claimed stats on, with --log-stats) showed on (detected: ",
+				"arm B (claimed stats off, with --log-stats) showed on (detected: ",
+				"probably wrong: arm B's stats-off argument(s)"}},
+			{"swapped", "--disable-log-stats", "--log-stats", []string{"look swapped"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				out, _, err := runAB(t, "--log-stats", "--server-cmd", abServeCmd(bin), "--stats-on-flag", tc.on, "--stats-off-flag", tc.off,
+					"-n", "4", "--settle", "0", "--format", "json", "--out", t.TempDir())
+				var ee *exitError
+				if !errors.As(err, &ee) || ee.code != 2 {
+					t.Fatalf("error %v, want exit status 2", err)
+				}
+				for _, want := range tc.want {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error lacks %q:\n%v", want, err)
+					}
+				}
+				if out != "" || strings.Contains(err.Error(), "no significant difference") {
+					t.Errorf("a verdict was given:\n%s", out)
+				}
+			})
+		}
+	})
+
 	t.Run("server fails to start", func(t *testing.T) {
 		dir := t.TempDir()
 		// --replicas 0 makes serve exit with an error before it listens.
