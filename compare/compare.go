@@ -32,7 +32,9 @@ type Options struct {
 	Power       float64    // power of the minimum detectable effect; default 0.8
 	Test        stats.Test // test deciding significance; default stats.TestWelch
 	Percentiles []float64  // per-arm percentiles; nil means stats.DefaultPercentiles()
-	Gates       []Gate     // regression gates, checked by Result.Err
+	// Gates are the regression gates, checked by Result.Err. When there is
+	// any, the failure-rate gate (EvaluateFailures) is checked too.
+	Gates []Gate
 }
 
 // Arm describes one input run and which of its records were compared.
@@ -71,7 +73,10 @@ type Result struct {
 	Test        stats.Test
 	Percentiles []float64
 	Rows        []Row // metrics with samples in at least one arm, in Metrics order
-	Gates       []GateResult
+	// Failures compares the arms' failure rates over the measured
+	// (non-warm-up) requests with Fisher's exact test.
+	Failures stats.FailureRates
+	Gates    []GateResult
 	Warnings    []string // about the runs as a whole
 }
 
@@ -108,8 +113,15 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 	}
 	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	res.Failures, err = stats.CompareFailures(armA.Failed, armA.Used+armA.Failed, armB.Failed, armB.Used+armB.Failed)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	for _, g := range opts.Gates {
 		res.Gates = append(res.Gates, evaluate(g, res.Rows, sopts.Alpha))
+	}
+	if len(opts.Gates) > 0 {
+		res.Gates = append(res.Gates, EvaluateFailures(res.Failures, sopts.Alpha))
 	}
 	return res, nil
 }

@@ -382,3 +382,84 @@ func TestFormatDelta(t *testing.T) {
 		}
 	}
 }
+
+// withFailures returns base's records plus n failed (HTTP 503) measured
+// requests.
+func withFailures(base Run, name string, n int) Run {
+	recs := append([]results.Record(nil), base.Records...)
+	for i := 0; i < n; i++ {
+		recs = append(recs, results.Record{Type: "request", Seq: 100 + i, Kind: results.KindSpeech, Status: 503,
+			ErrorClass: results.ErrHTTPStatus, Error: "503 Service Unavailable", E2ES: 0.01})
+	}
+	return Run{Name: name, Header: base.Header, Records: recs}
+}
+
+func TestFailureRateGate(t *testing.T) {
+	base := load(t, "base.jsonl") // 1 of 11 measured requests failed
+	// B: base's records (10 successes, 1 failure) and 14 more failures:
+	// 15 of 25. Fisher's exact p of [[1 10] [15 10]] is 2501/275094 =
+	// 0.00909143783579431 (exact rational arithmetic, Python fractions and
+	// math.comb).
+	worse := withFailures(base, "worse", 14)
+	res, err := Compare(base, worse, Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Failures
+	if f.FailedA != 1 || f.TotalA != 11 || f.FailedB != 15 || f.TotalB != 25 || !near(f.P, 2501.0/275094, 1e-12) {
+		t.Fatalf("failures %+v", f)
+	}
+	if len(res.Gates) != 2 || res.Gates[0].Failed || !res.Gates[1].Failed || res.Gates[1].Metric != FailureRateGate {
+		t.Fatalf("gates %+v: want e2e ok and failure_rate failed", res.Gates)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 1 ||
+		!strings.Contains(err.Error(), "failure_rate: B fails more often beyond chance (B failed 15/25 (60.0%), A 1/11 (9.1%); fisher p 0.00909 < alpha 0.05)") {
+		t.Errorf("Err() = %v", err)
+	}
+	var out bytes.Buffer
+	if err := res.Write(&out, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"failed requests: A 1/11 (9.1%), B 15/25 (60.0%); fisher exact p", "gate failure_rate: FAIL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := res.Write(&out, report.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Failures struct {
+			FailedB int     `json:"failed_b"`
+			RateB   float64 `json:"rate_b"`
+			FisherP float64 `json:"fisher_p"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Failures.FailedB != 15 || doc.Failures.RateB != 0.6 || doc.Failures.FisherP != f.P {
+		t.Errorf("json failures %+v (%v)", doc.Failures, err)
+	}
+
+	// The reverse: A fails more; B is not a regression.
+	res, err = Compare(worse, base, Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() != nil || !strings.Contains(res.Gates[1].Reason, "B fails less often") {
+		t.Errorf("reverse: err %v, gate %+v", res.Err(), res.Gates[1])
+	}
+	// Within chance: one more failure in B (2 of 12 against 1 of 11) passes.
+	res, err = Compare(base, withFailures(base, "one more", 1), Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() != nil || !strings.Contains(res.Gates[1].Reason, "no significant change") {
+		t.Errorf("one more failure: err %v, gate %+v", res.Err(), res.Gates[1])
+	}
+	// No gate asked for: no failure-rate gate either, but the figures are there.
+	res, _ = Compare(base, worse, Options{})
+	if len(res.Gates) != 0 || res.Failures.FailedB != 15 {
+		t.Errorf("without gates: %+v, failures %+v", res.Gates, res.Failures)
+	}
+}

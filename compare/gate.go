@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/omnibench/omnibench/stats"
 )
 
 // Gate is a regression limit: the run fails when Metric got significantly
@@ -14,8 +16,19 @@ type Gate struct {
 	MaxPct float64
 }
 
-// String returns the flag form, "ttfp:5".
-func (g Gate) String() string { return g.Metric + ":" + strconv.FormatFloat(g.MaxPct, 'g', -1, 64) }
+// String returns the flag form, "ttfp:5" ("failure_rate" for the
+// failure-rate gate, which has no limit).
+func (g Gate) String() string {
+	if g.Metric == FailureRateGate {
+		return g.Metric
+	}
+	return g.Metric + ":" + strconv.FormatFloat(g.MaxPct, 'g', -1, 64)
+}
+
+// FailureRateGate names the gate every regression check adds to the metric
+// gates: B must not fail more often than A beyond chance (see
+// EvaluateFailures).
+const FailureRateGate = "failure_rate"
 
 // ParseGate parses "METRIC:PCT" (for example "ttfp:5" or "e2e:10", an
 // optional trailing "%" is accepted). PCT must be a finite number >= 0.
@@ -46,7 +59,7 @@ type GateResult struct {
 }
 
 // RegressionError is returned by Result.Err when at least one gate failed.
-// The command maps it to exit status 1.
+// The command maps it to exit status 3 (a gate missed).
 type RegressionError struct {
 	Failed []GateResult
 }
@@ -93,3 +106,38 @@ func evaluate(g Gate, rows []Row, alpha float64) GateResult {
 	}
 	return gr
 }
+
+// EvaluateFailures is the failure-rate gate: it fails when B's failure rate
+// is higher than A's beyond chance, Fisher's exact test (two-sided) giving
+// p < alpha. There is no tolerance: a gate that lets a server fail more
+// often "by a little" would pass a server that fails under load. Fewer
+// failures in B, or a difference within chance, passes. DeltaPct is the
+// change of the failure rate in percentage points; HolmP is NaN (the test is
+// not in the Holm family of the metrics).
+func EvaluateFailures(f stats.FailureRates, alpha float64) GateResult {
+	gr := GateResult{Gate: Gate{Metric: FailureRateGate}, DeltaPct: 100 * (f.RateB - f.RateA), HolmP: math.NaN()}
+	gr.Significant = f.Differ(alpha)
+	counts := fmt.Sprintf("B failed %s, A %s; fisher p %s", FormatFailures(f.FailedB, f.TotalB), FormatFailures(f.FailedA, f.TotalA), formatP(f.P))
+	switch {
+	case f.BWorse(alpha):
+		gr.Failed = true
+		gr.Reason = fmt.Sprintf("B fails more often beyond chance (%s < alpha %g)", counts, alpha)
+	case gr.Significant:
+		gr.Reason = fmt.Sprintf("B fails less often (%s)", counts)
+	default:
+		gr.Reason = fmt.Sprintf("no significant change (%s >= alpha %g)", counts, alpha)
+	}
+	return gr
+}
+
+// FormatFailures prints failed of total requests with the rate: "21/30
+// (70.0%)", "0/0" when there were none.
+func FormatFailures(failed, total int) string {
+	if total == 0 {
+		return fmt.Sprintf("%d/%d", failed, total)
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", failed, total, 100*float64(failed)/float64(total))
+}
+
+// formatP prints a p-value in a sentence: three significant digits.
+func formatP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }

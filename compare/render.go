@@ -86,6 +86,7 @@ func (r *Result) Notes() []string {
 		fmt.Sprintf("delta = 100*(mean B - mean A)/mean A; ~ = not significant: holm p >= %g (test: %s; Holm correction over the %d metrics tested)",
 			r.Alpha, r.Test, r.Tested()),
 		fmt.Sprintf("MDE = smallest change in the mean detectable with %g%% power at alpha %g, in %% of mean A", 100*r.Power, r.Alpha),
+		r.failuresNote(),
 	}
 	for _, w := range r.Warnings {
 		notes = append(notes, "warning: "+w)
@@ -103,6 +104,12 @@ func (r *Result) Notes() []string {
 		notes = append(notes, fmt.Sprintf("gate %s: %s: %s", g.Gate, verdict, g.Reason))
 	}
 	return notes
+}
+
+// failuresNote states both arms' failures and Fisher's exact test of them.
+func (r *Result) failuresNote() string {
+	f := r.Failures
+	return fmt.Sprintf("failed requests: A %s, B %s; fisher exact p %s", FormatFailures(f.FailedA, f.TotalA), FormatFailures(f.FailedB, f.TotalB), formatP(f.P))
 }
 
 func armNote(role string, a Arm) string {
@@ -147,9 +154,29 @@ type jsonResult struct {
 	Test          string       `json:"test"`       // "welch" or "utest": decides p and significant
 	Correction    string       `json:"correction"` // "holm" over the metrics tested
 	Metrics       []MetricJSON `json:"metrics"`
+	Failures      FailuresJSON `json:"failures"`
 	Gates         []jsonGate   `json:"gates,omitempty"`
-	Regression    bool         `json:"regression"` // any gate failed (exit status 1)
+	Regression    bool         `json:"regression"` // any gate failed (exit status 3)
 	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+// FailuresJSON is the failure-rate comparison of the JSON output of
+// `omnibench compare` and `omnibench ab`: failed and measured requests of
+// each arm, the rates (null without requests) and Fisher's exact p.
+type FailuresJSON struct {
+	FailedA int         `json:"failed_a"`
+	TotalA  int         `json:"total_a"`
+	RateA   stats.Float `json:"rate_a"`
+	FailedB int         `json:"failed_b"`
+	TotalB  int         `json:"total_b"`
+	RateB   stats.Float `json:"rate_b"`
+	FisherP stats.Float `json:"fisher_p"` // two-sided
+}
+
+// NewFailuresJSON converts a failure-rate comparison.
+func NewFailuresJSON(f stats.FailureRates) FailuresJSON {
+	return FailuresJSON{FailedA: f.FailedA, TotalA: f.TotalA, RateA: stats.Float(f.RateA),
+		FailedB: f.FailedB, TotalB: f.TotalB, RateB: stats.Float(f.RateB), FisherP: stats.Float(f.P)}
 }
 
 type jsonArm struct {
@@ -251,7 +278,8 @@ type jsonGate struct {
 // delta_pct, welch{t, df, p, diff, se, confidence, ci_low, ci_high,
 // ci_b_minus_a_low, ci_b_minus_a_high},
 // mann_whitney_p, p, holm_p, significant, cohens_d, hedges_g, mde, mde_pct,
-// lag1_a, lag1_b, n_eff_a, n_eff_b, warnings); gates[] (metric, max_pct,
+// lag1_a, lag1_b, n_eff_a, n_eff_b, warnings); failures (failed_a, total_a,
+// rate_a, failed_b, total_b, rate_b, fisher_p); gates[] (metric, max_pct,
 // delta_pct, holm_p, significant, failed, reason); regression; warnings.
 func (r *Result) WriteJSON(w io.Writer) error {
 	out := jsonResult{
@@ -259,6 +287,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		A:             toJSONArm(r.A), B: toJSONArm(r.B),
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
 		Metrics:    make([]MetricJSON, 0, len(r.Rows)),
+		Failures:   NewFailuresJSON(r.Failures),
 		Regression: r.Err() != nil,
 		Warnings:   r.Warnings,
 	}

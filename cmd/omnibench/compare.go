@@ -37,9 +37,13 @@ all metrics tested. The change shows "~" when it is not significant at
 correlated samples, runs with different set-ups) follow the table.
 
 --fail-on-regression METRIC:PCT fails when METRIC got significantly larger
-(worse) by more than PCT percent; a gated metric that cannot be tested fails too.
+(worse) by more than PCT percent; a gated metric that cannot be tested fails
+too. With any --fail-on-regression, B must also not fail more often than A
+beyond chance: Fisher's exact test (two-sided) of the failed and successful
+measured requests of both runs at --alpha (no tolerance; the failure_rate
+gate). Every output states both runs' failures and the Fisher p.
 
-Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
+Exit status: 0 no regression, 3 a regression gate failed, 2 unusable input
 (bad flags, unreadable or empty results files).`,
 		Example: `  omnibench compare base.jsonl candidate.jsonl
   omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
@@ -60,7 +64,7 @@ Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
 	f.StringVar(&o.test, "test", stats.TestWelch.String(), "test that decides significance: welch (means) or utest (Mann-Whitney)")
 	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
 	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report (tables and both runs' distributions) to this file")
-	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 1 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
+	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
@@ -115,7 +119,7 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	if err := res.Err(); err != nil {
 		var re *compare.RegressionError
 		if errors.As(err, &re) {
-			return withExitCode(1, err)
+			return withExitCode(3, err)
 		}
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/omnibench/omnibench/results"
 )
 
 const (
@@ -39,10 +41,10 @@ func runCompareCmd(t *testing.T, args ...string) (string, string, int, error) {
 	return out.String(), errOut.String(), code, err
 }
 
-func TestCompareCmdRegressionExit1(t *testing.T) {
+func TestCompareCmdRegressionExit3(t *testing.T) {
 	out, _, code, err := runCompareCmd(t, cmpBase, cmpSlower, "--fail-on-regression", "ttfp:5", "--fail-on-regression", "e2e:50")
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "ttfp: +31.54% worse, limit 5%") {
-		t.Fatalf("code %d, err %v; want 1 and a ttfp regression", code, err)
+	if code != 3 || err == nil || !strings.Contains(err.Error(), "ttfp: +31.54% worse, limit 5%") {
+		t.Fatalf("code %d, err %v; want 3 and a ttfp regression", code, err)
 	}
 	if strings.Contains(err.Error(), "e2e") {
 		t.Errorf("e2e (+19%% < 50%%) reported as a regression: %v", err)
@@ -91,7 +93,7 @@ func TestCompareCmdUsageErrorsExit2(t *testing.T) {
 
 func TestCompareCmdFormats(t *testing.T) {
 	out, _, code, err := runCompareCmd(t, cmpBase, cmpSlower, "--format", "json", "--fail-on-regression", "ttfp:5")
-	if code != 1 {
+	if code != 3 {
 		t.Fatalf("json: code %d, err %v", code, err)
 	}
 	var v struct {
@@ -120,5 +122,49 @@ func TestCompareCmdHTML(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("HTML lacks %q", want)
 		}
+	}
+}
+
+// writeResults writes a results JSONL file for a test.
+func writeResults(t *testing.T, path string, h results.Header, recs []results.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := results.NewWriter(f)
+	if err := w.WriteHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCompareCmdFailureRateExit3(t *testing.T) {
+	h, recs, err := results.ReadFile(cmpBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B: base's requests and 14 more that failed, 15 of 25 against 1 of 11.
+	for i := 0; i < 14; i++ {
+		recs = append(recs, results.Record{Type: "request", Seq: 100 + i, Kind: results.KindSpeech, Status: 503,
+			ErrorClass: results.ErrHTTPStatus, Error: "503 Service Unavailable", E2ES: 0.01})
+	}
+	worse := filepath.Join(t.TempDir(), "worse.jsonl")
+	writeResults(t, worse, h, recs)
+	out, _, code, err := runCompareCmd(t, cmpBase, worse, "--fail-on-regression", "e2e:50")
+	if code != 3 || err == nil || !strings.Contains(err.Error(), "failure_rate: B fails more often beyond chance") {
+		t.Fatalf("code %d, err %v; want 3 and the failure-rate gate", code, err)
+	}
+	if !strings.Contains(out, "failed requests: A 1/11 (9.1%), B 15/25 (60.0%)") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	// The latencies alone would pass: without the failures B equals A.
+	if _, _, code, err := runCompareCmd(t, cmpBase, cmpSame, "--fail-on-regression", "e2e:50"); code != 0 {
+		t.Errorf("same: code %d, err %v", code, err)
 	}
 }
