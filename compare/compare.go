@@ -77,7 +77,7 @@ type Result struct {
 	// (non-warm-up) requests with Fisher's exact test.
 	Failures stats.FailureRates
 	Gates    []GateResult
-	Warnings    []string // about the runs as a whole
+	Warnings []string // about the runs as a whole
 }
 
 // Compare compares run b (candidate) against run a (baseline). It fails when
