@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
@@ -42,6 +43,12 @@ type Config struct {
 	// Stats sets alpha, power, the deciding test and the percentiles of the
 	// per-arm summaries (95 is always added: the report shows p95).
 	Stats stats.Options
+
+	// Gates are regression gates on the compared metrics (Metrics); with
+	// any, B must also not fail more often than A beyond chance (the
+	// failure-rate gate, compare.EvaluateFailures). A failed gate makes Run
+	// return a *compare.RegressionError with the analysed Result.
+	Gates []compare.Gate
 
 	StartupTimeout time.Duration // for a server command to answer /health; 0 means DefaultStartupTimeout
 	StopGrace      time.Duration // between SIGTERM and SIGKILL; 0 means DefaultStopGrace
@@ -356,7 +363,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		st.res.Records = append([]results.Record(nil), st.records...)
 		st.mu.Unlock()
 	}
-	analyse(res, cfg.Stats)
+	analyse(res, cfg.Stats, cfg.Gates)
 	if res.Interrupted {
 		res.Warnings = append(res.Warnings, "interrupted: the arms are incomplete and may be unbalanced; the figures cover what was measured")
 	}
@@ -376,7 +383,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 			return res, fmt.Errorf("abtest: arm %s (%s): %w (%d requests, %d failed%s)", a.Name, a.Label, ErrNoSamples, a.Requests, a.Failed, firstErrorText(a))
 		}
 	}
-	return res, nil
+	return res, res.Err()
 }
 
 // ErrNoSamples is returned (wrapped) when an arm has no successful measured
@@ -567,16 +574,32 @@ func (st *armState) checkAlive(ctx context.Context, round int) error {
 	if st.srv == nil {
 		return nil
 	}
-	if st.srv.exited() {
+	exited := func() error {
 		return fmt.Errorf("abtest: arm %s: the server exited during round %d (%s); its output is in %s%s",
 			st.name, round+1, st.srv.exitState(), st.srv.logPath, st.srv.tail())
 	}
+	if st.srv.exited() {
+		return exited()
+	}
 	if err := st.srv.answers(ctx); err != nil {
+		// A server that just died refuses connections before its exit is
+		// reaped: give the reaper a moment, so the error says what happened.
+		t := time.NewTimer(exitReapWait)
+		defer t.Stop()
+		select {
+		case <-st.srv.done:
+			return exited()
+		case <-t.C:
+		}
 		return fmt.Errorf("abtest: arm %s: the server stopped answering during round %d (GET %s/health: %w); its output is in %s%s",
 			st.name, round+1, redactURL(st.url), err, st.srv.logPath, st.srv.tail())
 	}
 	return nil
 }
+
+// exitReapWait bounds the wait for a server's exit to be reaped once it no
+// longer answers.
+const exitReapWait = time.Second
 
 // measureMetrics scrapes the arm's /metrics in the text format (the format
 // whose lines the design document counts) and measures it. A failure is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,12 +14,14 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/client"
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -90,7 +93,7 @@ func TestAnalyseHandComputed(t *testing.T) {
 	a.Records = append(a.Records, results.Record{Seq: 9, Warmup: true, E2ES: 100})
 	b.Records = append(b.Records, results.Record{Seq: 9, E2ES: 100, ErrorClass: results.ErrConnect, Error: "refused"})
 	res := &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
-	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8, Percentiles: []float64{50, 95}})
+	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8, Percentiles: []float64{50, 95}}, nil)
 
 	if a.Used != 5 || a.Warmup != 1 || b.Used != 5 || b.Failed != 1 || b.Requests != 6 || b.FirstError != "connect: refused" {
 		t.Errorf("counts: A used %d warm-up %d; B used %d failed %d requests %d first error %q", a.Used, a.Warmup, b.Used, b.Failed, b.Requests, b.FirstError)
@@ -131,7 +134,7 @@ func TestAnalyseHandComputed(t *testing.T) {
 		b.Records[i].E2ES = a.Records[i].E2ES + 0.5
 	}
 	res = &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
-	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8})
+	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8}, nil)
 	near("p", res.Metrics[0].Comparison.Welch.P, 0.6305, 1e-4)
 	if res.Significant || res.Verdict != "no significant difference at alpha 0.05 (e2e)" {
 		t.Errorf("verdict %q (significant %v)", res.Verdict, res.Significant)
@@ -153,7 +156,7 @@ func TestAnalyseAudioMetrics(t *testing.T) {
 		b.Records = append(b.Records, mk(results.KindSpeech, i, 1+f, 0.1+f/100, 9, 0.5+f/10))
 	}
 	res := &Result{A: a, B: b, Alpha: 0.05}
-	analyse(res, stats.Options{Alpha: 0.05})
+	analyse(res, stats.Options{Alpha: 0.05}, nil)
 	if len(res.Metrics) != 3 {
 		t.Fatalf("%d metrics, want e2e, ttfp, audio_rtf", len(res.Metrics))
 	}
@@ -172,7 +175,7 @@ func TestAnalyseTooFewSamples(t *testing.T) {
 	a := &ArmResult{Name: "A", Records: []results.Record{rec(0, 1)}}
 	b := &ArmResult{Name: "B", Records: []results.Record{rec(0, 1), rec(1, 2)}}
 	res := &Result{A: a, B: b, Alpha: 0.05}
-	analyse(res, stats.Options{Alpha: 0.05})
+	analyse(res, stats.Options{Alpha: 0.05}, nil)
 	if res.Metrics[0].Tested || res.Verdict != "not tested: too few successful requests" {
 		t.Errorf("tested %v verdict %q", res.Metrics[0].Tested, res.Verdict)
 	}
@@ -430,4 +433,54 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An arm that fails far more often than the other is not a result: no
+// latency verdict, ErrArmBroken; with gates, B failing more is a regression.
+func TestRunFailingArm(t *testing.T) {
+	const n = 20
+	faulty := func(stats bool) simulator.Config {
+		c := fastSimulator(stats)
+		c.Faults.HTTP500 = 0.7
+		return c
+	}
+	t.Run("A fails", func(t *testing.T) {
+		a, b := SimulatorArms(fastSimulator(true))
+		fa := faulty(true)
+		a.Simulator = &fa
+		res, err := Run(context.Background(), testConfig(t, a, b, n, 2))
+		if !errors.Is(err, ErrArmBroken) {
+			t.Fatalf("error %v, want ErrArmBroken", err)
+		}
+		f := res.Failures
+		if f.FailedA < n/2 || f.FailedB != 0 || f.TotalA != n || f.TotalB != n || !(f.P < 0.05) {
+			t.Fatalf("failures %+v", f)
+		}
+		if !strings.HasPrefix(res.Verdict, "no latency verdict: A fails more often than B beyond chance (A failed ") ||
+			strings.Contains(res.Verdict, "no significant difference") || !res.Significant {
+			t.Errorf("verdict %q", res.Verdict)
+		}
+		var buf bytes.Buffer
+		if err := res.Write(&buf, "table"); err != nil {
+			t.Fatal(err)
+		}
+		if want := compare.FormatFailures(f.FailedA, f.TotalA); !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks A's failures %q:\n%s", want, buf.String())
+		}
+	})
+	t.Run("B fails, gated", func(t *testing.T) {
+		a, b := SimulatorArms(fastSimulator(true))
+		fb := faulty(false)
+		b.Simulator = &fb
+		cfg := testConfig(t, a, b, n, 2)
+		cfg.Gates = []compare.Gate{{Metric: "e2e", MaxPct: 1000}}
+		res, err := Run(context.Background(), cfg)
+		var re *compare.RegressionError
+		if !errors.As(err, &re) || len(re.Failed) != 1 || re.Failed[0].Metric != compare.FailureRateGate {
+			t.Fatalf("error %v, want the failure-rate gate failed", err)
+		}
+		if !strings.Contains(res.Verdict, "B fails more often than A beyond chance") {
+			t.Errorf("verdict %q", res.Verdict)
+		}
+	})
 }

@@ -118,7 +118,7 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
 	for _, g := range opts.Gates {
-		res.Gates = append(res.Gates, evaluate(g, res.Rows, sopts.Alpha))
+		res.Gates = append(res.Gates, EvaluateGate(g, res.Rows, sopts.Alpha))
 	}
 	if len(opts.Gates) > 0 {
 		res.Gates = append(res.Gates, EvaluateFailures(res.Failures, sopts.Alpha))

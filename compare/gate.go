@@ -31,13 +31,18 @@ func (g Gate) String() string {
 const FailureRateGate = "failure_rate"
 
 // ParseGate parses "METRIC:PCT" (for example "ttfp:5" or "e2e:10", an
-// optional trailing "%" is accepted). PCT must be a finite number >= 0.
-func ParseGate(s string) (Gate, error) {
+// optional trailing "%" is accepted) for a metric of Metrics. PCT must be a
+// finite number >= 0.
+func ParseGate(s string) (Gate, error) { return ParseGateFor(s, Metrics()) }
+
+// ParseGateFor parses "METRIC:PCT" for one of metrics (`omnibench ab`
+// compares other metrics than `omnibench compare`).
+func ParseGateFor(s string, metrics []Metric) (Gate, error) {
 	name, pct, ok := strings.Cut(s, ":")
 	if !ok {
 		return Gate{}, fmt.Errorf("regression gate %q: want METRIC:PCT, for example ttfp:5", s)
 	}
-	m, err := LookupMetric(name)
+	m, err := lookupMetric(name, metrics)
 	if err != nil {
 		return Gate{}, fmt.Errorf("regression gate %q: %w", s, err)
 	}
@@ -72,9 +77,10 @@ func (e *RegressionError) Error() string {
 	return "regression: " + strings.Join(parts, "; ")
 }
 
-// evaluate judges gate g against the rows. A gate on a metric that could not
-// be tested fails: a CI gate that cannot see its metric must not pass quietly.
-func evaluate(g Gate, rows []Row, alpha float64) GateResult {
+// EvaluateGate judges gate g against the rows of Analyze at level alpha. A
+// gate on a metric that could not be tested fails: a CI gate that cannot
+// see its metric must not pass quietly.
+func EvaluateGate(g Gate, rows []Row, alpha float64) GateResult {
 	gr := GateResult{Gate: g, DeltaPct: math.NaN(), HolmP: math.NaN()}
 	var row *Row
 	for i := range rows {

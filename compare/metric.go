@@ -66,11 +66,16 @@ func MetricNames() []string {
 
 // LookupMetric finds a metric by name (case-insensitive; "-" may stand for
 // "_"). The error lists the valid names.
-func LookupMetric(name string) (Metric, error) {
+func LookupMetric(name string) (Metric, error) { return lookupMetric(name, Metrics()) }
+
+func lookupMetric(name string, ms []Metric) (Metric, error) {
 	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
-	ms := Metrics()
 	if i := slices.IndexFunc(ms, func(m Metric) bool { return m.Name == key }); i >= 0 {
 		return ms[i], nil
 	}
-	return Metric{}, fmt.Errorf("unknown metric %q (want one of %s)", name, strings.Join(MetricNames(), ", "))
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	return Metric{}, fmt.Errorf("unknown metric %q (want one of %s)", name, strings.Join(names, ", "))
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/abtest"
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -35,6 +37,7 @@ type abOptions struct {
 	startupTimeout time.Duration
 	stopGrace      time.Duration
 	html           string
+	gates          []string
 }
 
 // abRunFlagsRejected are run flags that have no meaning for ab, with what
@@ -129,6 +132,7 @@ the ones that choose a single target or its scrape.`,
 	f.DurationVar(&o.startupTimeout, "startup-timeout", abtest.DefaultStartupTimeout, "how long a server command may take to answer GET /health with 200")
 	f.DurationVar(&o.stopGrace, "stop-grace", abtest.DefaultStopGrace, "after SIGTERM, how long a server command may take to exit before SIGKILL")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report (tables and the arms' distributions) to this file")
+	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse in B by more than PCT %, or B fails more often beyond chance (repeatable; metrics: "+strings.Join(abMetricNames(), ", ")+")")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -185,7 +189,16 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--test: %w", err)
 	}
+	var gates []compare.Gate
+	for _, g := range o.gates {
+		gate, err := compare.ParseGateFor(g, abtest.Metrics())
+		if err != nil {
+			return cfg, fmt.Errorf("--fail-on-regression: %w", err)
+		}
+		gates = append(gates, gate)
+	}
 	cfg = abtest.Config{
+		Gates:          gates,
 		Run:            rcfg,
 		Rounds:         o.rounds,
 		Stats:          stats.Options{Alpha: o.alpha, Power: o.power, Test: test, Percentiles: o.run.percentiles},
@@ -244,6 +257,14 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 		cfg.B.Label = o.bLabel
 	}
 	return cfg, nil
+}
+
+func abMetricNames() []string {
+	var names []string
+	for _, m := range abtest.Metrics() {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // arm builds arm "a" or "b" from its URL and command flags.
@@ -329,5 +350,9 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
-	return runErr
+	var re *compare.RegressionError
+	if errors.As(runErr, &re) {
+		return withExitCode(3, runErr)
+	}
+	return runErr // a broken arm (abtest.ErrArmBroken) or a failed round: exit 1
 }
