@@ -244,7 +244,7 @@ func (st *armState) onRecord(next func(*results.Record)) func(*results.Record) {
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg, err = cfg.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, &configError{err}
 	}
 	logw := cfg.Run.Log
 	res = &Result{
@@ -385,6 +385,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	return res, res.Err()
 }
+
+// ErrInvalidConfig is wrapped by the error Run returns for a Config it
+// cannot run (no server, too few requests for the rounds, a bad alpha...).
+var ErrInvalidConfig = errors.New("invalid A/B configuration")
+
+// configError keeps the message of a configuration error and matches
+// ErrInvalidConfig.
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // ErrNoSamples is returned (wrapped) when an arm has no successful measured
 // request, so there is nothing to compare.

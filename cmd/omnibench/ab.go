@@ -319,7 +319,7 @@ func redactABFlags(flags map[string]string) {
 func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	cfg, err := o.config(cmd.Flags())
 	if err != nil {
-		return err
+		return withExitCode(2, err)
 	}
 	stderr := cmd.ErrOrStderr()
 	cfg.Run.Log = stderr
@@ -327,6 +327,9 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 		cfg.Run.Progress = stderr
 	}
 	res, runErr := abtest.Run(ctx, cfg)
+	if errors.Is(runErr, abtest.ErrInvalidConfig) {
+		return withExitCode(2, runErr)
+	}
 	if errors.Is(runErr, abtest.ErrStatsMismatch) {
 		// The experiment is not the one asked for: a wrong flag, unusable input.
 		if o.serverCmd != "" {
