@@ -70,3 +70,18 @@ func TestCompareFailures(t *testing.T) {
 		t.Error("more failures than requests accepted")
 	}
 }
+
+// The test does not depend on how the table is laid out: swapping the rows
+// or the columns, or transposing, gives the same p.
+func TestFisherExactSymmetry(t *testing.T) {
+	for _, c := range [][4]int{{3, 1, 1, 3}, {8, 2, 1, 5}, {0, 7, 4, 9}, {100, 900, 130, 870}, {13, 0, 2, 40}} {
+		a, b, cc, d := c[0], c[1], c[2], c[3]
+		p, _ := FisherExact(a, b, cc, d)
+		for _, v := range [][4]int{{cc, d, a, b}, {b, a, d, cc}, {a, cc, b, d}, {d, cc, b, a}} {
+			q, _ := FisherExact(v[0], v[1], v[2], v[3])
+			if !closeTo(q, p, 1e-13) || !(p > 0 && p <= 1) {
+				t.Errorf("FisherExact%v = %v, FisherExact%v = %v", c, p, v, q)
+			}
+		}
+	}
+}
