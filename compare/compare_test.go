@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
@@ -208,7 +209,7 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatalf("invalid JSON: %v\n%s", err, buf.String())
 	}
 	if got.SchemaVersion != 1 || got.Test != "welch" || got.Correction != "holm" || got.Alpha != 0.05 || !got.Regression ||
-		got.A.Used != 10 || got.A.Warmup != 1 || len(got.Gates) != 1 || !got.Gates[0].Failed {
+		got.A.Used != 10 || got.A.Warmup != 1 || len(got.Gates) != 2 || !got.Gates[0].Failed || got.Gates[1].Metric != FailureRateGate {
 		t.Errorf("JSON header fields = %+v", got)
 	}
 	if len(got.Metrics) != 6 || got.Metrics[0].Metric != "ttfp" || got.Metrics[0].Unit != "s" ||
@@ -235,7 +236,10 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 7 || recs[0][0] != "metric" || recs[1][0] != "ttfp (ms)" || recs[1][7] != "~" {
+	// Tidy: one header row, one row per metric, plain numbers.
+	want := []string{"ttfp", "ms", "10", "10", "126.2", "126.2", "0", "false", "1", "1", "exact with ties", "1", ""}
+	if len(recs) != 7 || strings.Join(recs[0], ",") != "metric,unit,n_a,n_b,mean_a,mean_b,delta_pct,significant,welch_p,utest_p,utest_method,holm_p,mde_pct" ||
+		strings.Join(recs[1][:12], ",") != strings.Join(want[:12], ",") {
 		t.Errorf("csv = %q", recs)
 	}
 	if err := res.Write(&buf, "yaml"); err == nil {
@@ -414,14 +418,14 @@ func TestFailureRateGate(t *testing.T) {
 	}
 	var re *RegressionError
 	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 1 ||
-		!strings.Contains(err.Error(), "failure_rate: B fails more often beyond chance (B failed 15/25 (60.0%), A 1/11 (9.1%); fisher p 0.00909 < alpha 0.05)") {
+		!strings.Contains(err.Error(), "failure_rate: B fails more often: 60.0% (15/25) vs A 9.1% (1/11), fisher p 0.00909") {
 		t.Errorf("Err() = %v", err)
 	}
 	var out bytes.Buffer
 	if err := res.Write(&out, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"failed requests: A 1/11 (9.1%), B 15/25 (60.0%); fisher exact p", "gate failure_rate: FAIL"} {
+	for _, want := range []string{"failed requests: A 9.1% (1/11), B 60.0% (15/25); fisher exact p 0.00909", "gate failure_rate: FAIL"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -461,5 +465,74 @@ func TestFailureRateGate(t *testing.T) {
 	res, _ = Compare(base, worse, Options{})
 	if len(res.Gates) != 0 || res.Failures.FailedB != 15 {
 		t.Errorf("without gates: %+v, failures %+v", res.Gates, res.Failures)
+	}
+}
+
+// widest returns the widest line of s in runes (what a terminal shows).
+func widest(s string) (int, string) {
+	w, line := 0, ""
+	for _, l := range strings.Split(s, "\n") {
+		if n := utf8.RuneCountInString(l); n > w {
+			w, line = n, l
+		}
+	}
+	return w, line
+}
+
+// The default table fits in 100 columns on realistic runs, with gates, the
+// failure-rate note and the percentile table.
+func TestTableWidth(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{Gates: []Gate{{"ttfp", 5}, {"e2e", 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if w, line := widest(buf.String()); w > 100 {
+		t.Errorf("widest line has %d columns:\n%s\n\nin\n%s", w, line, buf.String())
+	}
+}
+
+// Every Mann-Whitney method is reported: in the JSON of each metric and in
+// the notes under the table.
+func TestMannWhitneyMethodReported(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base vs slower: distinct latencies (exact), underrun with repeated
+	// zeros (exact with ties), audio duration all 2 s (all equal).
+	want := map[string]stats.MannWhitneyMethod{"ttfp": stats.MWExact, "underrun": stats.MWExactTies, "audio_duration": stats.MWAllEqual}
+	for name, m := range want {
+		if got := row(t, res, name).Comparison.MannWhitneyMethod; got != m {
+			t.Errorf("%s: method %q, want %q", name, got, m)
+		}
+		if got := row(t, res, name).JSON().MannWhitneyMethod; got != string(m) {
+			t.Errorf("%s: JSON method %q, want %q", name, got, m)
+		}
+	}
+	notes := strings.Join(res.Notes(), "\n")
+	for _, line := range []string{"  exact: ttfp, e2e, rtf_last_chunk, rtf_e2e", "  exact with ties: underrun", "  none (all values equal): audio_duration"} {
+		if !strings.Contains(notes, line) {
+			t.Errorf("notes lack %q:\n%s", line, notes)
+		}
+	}
+	// Beyond 50 values: the normal approximation.
+	mk := func(name string, off float64) Run {
+		var recs []results.Record
+		for i := 0; i < 60; i++ {
+			recs = append(recs, results.Record{Seq: i, Kind: results.KindChat, E2ES: 1 + off + float64(i)/100})
+		}
+		return Run{Name: name, Records: recs}
+	}
+	res, err = Compare(mk("a", 0), mk("b", 0.005), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := row(t, res, "e2e").Comparison.MannWhitneyMethod; got != stats.MWNormal ||
+		!strings.Contains(strings.Join(res.Notes(), "\n"), "utest = Mann-Whitney U test, p normal approximation with tie and continuity corrections") {
+		t.Errorf("60 values: method %q, notes %q", got, res.Notes())
 	}
 }

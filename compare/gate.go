@@ -123,26 +123,26 @@ func EvaluateGate(g Gate, rows []Row, alpha float64) GateResult {
 func EvaluateFailures(f stats.FailureRates, alpha float64) GateResult {
 	gr := GateResult{Gate: Gate{Metric: FailureRateGate}, DeltaPct: 100 * (f.RateB - f.RateA), HolmP: math.NaN()}
 	gr.Significant = f.Differ(alpha)
-	counts := fmt.Sprintf("B failed %s, A %s; fisher p %s", FormatFailures(f.FailedB, f.TotalB), FormatFailures(f.FailedA, f.TotalA), formatP(f.P))
+	counts := fmt.Sprintf("%s vs A %s, fisher p %s", FormatFailures(f.FailedB, f.TotalB), FormatFailures(f.FailedA, f.TotalA), formatP(f.P))
 	switch {
 	case f.BWorse(alpha):
 		gr.Failed = true
-		gr.Reason = fmt.Sprintf("B fails more often beyond chance (%s < alpha %g)", counts, alpha)
+		gr.Reason = "B fails more often: " + counts
 	case gr.Significant:
-		gr.Reason = fmt.Sprintf("B fails less often (%s)", counts)
+		gr.Reason = "B fails less often: " + counts
 	default:
-		gr.Reason = fmt.Sprintf("no significant change (%s >= alpha %g)", counts, alpha)
+		gr.Reason = "no significant change: " + counts
 	}
 	return gr
 }
 
-// FormatFailures prints failed of total requests with the rate: "21/30
-// (70.0%)", "0/0" when there were none.
+// FormatFailures prints failed of total requests with the rate: "70.0%
+// (21/30)", "0/0" when there were none.
 func FormatFailures(failed, total int) string {
 	if total == 0 {
 		return fmt.Sprintf("%d/%d", failed, total)
 	}
-	return fmt.Sprintf("%d/%d (%.1f%%)", failed, total, 100*float64(failed)/float64(total))
+	return fmt.Sprintf("%.1f%% (%d/%d)", 100*float64(failed)/float64(total), failed, total)
 }
 
 // formatP prints a p-value in a sentence: three significant digits.

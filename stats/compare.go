@@ -69,6 +69,9 @@ type Comparison struct {
 
 	Welch        WelchResult // about mean(A)-mean(B), CI at 1-Alpha
 	MannWhitneyP float64
+	// MannWhitneyMethod says how MannWhitneyP was computed (exact, exact
+	// with ties, or the normal approximation).
+	MannWhitneyMethod MannWhitneyMethod
 
 	// DeltaPct is B relative to A: 100*(mean(B)-mean(A))/|mean(A)|
 	// (NaN when mean(A) is 0). Positive means B is larger.
@@ -138,11 +141,11 @@ func CompareWith(a, b []float64, opts Options) (Comparison, error) {
 	mb, vb := c.B.Mean, c.B.Std*c.B.Std
 
 	c.Welch = welch(ma, va, na, mb, vb, nb, 1-opts.Alpha)
-	p, err := MannWhitneyP(a, b)
+	p, method, err := MannWhitney(a, b)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare: %w", err)
 	}
-	c.MannWhitneyP = p
+	c.MannWhitneyP, c.MannWhitneyMethod = p, method
 
 	if ma == 0 {
 		c.DeltaPct, c.MDEPct = math.NaN(), math.NaN()

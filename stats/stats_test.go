@@ -525,3 +525,40 @@ func hasWarning(ws []string, sub string) bool {
 	}
 	return false
 }
+
+func TestMannWhitneyMethod(t *testing.T) {
+	seq := func(n int, from, step float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = from + float64(i)*step
+		}
+		return xs
+	}
+	for _, c := range []struct {
+		name string
+		a, b []float64
+		want MannWhitneyMethod
+	}{
+		// The go-notes case: 7 and 11 distinct values, exact p 0.1508924082.
+		{"exact", refX1, refY1, MWExact},
+		{"exact with ties", []float64{1, 2, 2, 3}, []float64{2, 4, 5}, MWExactTies},
+		// 51 values: beyond the exact limit of 50.
+		{"normal, no ties", seq(51, 0, 1), seq(51, 0.5, 1), MWNormal},
+		// 26 values with a tie: beyond the ties limit of 25.
+		{"normal, ties", append(seq(25, 0, 1), 3), seq(26, 0.5, 1), MWNormal},
+		{"exact at the limit", seq(50, 0, 1), seq(50, 0.5, 1), MWExact},
+		{"all equal", []float64{4, 4}, []float64{4}, MWAllEqual},
+	} {
+		_, m, err := MannWhitney(c.a, c.b)
+		if err != nil || m != c.want {
+			t.Errorf("%s: method %q (%v), want %q", c.name, m, err, c.want)
+		}
+		cmp, err := Compare(c.a, c.b, 0.05)
+		if err == nil && cmp.MannWhitneyMethod != c.want {
+			t.Errorf("%s: Comparison.MannWhitneyMethod %q, want %q", c.name, cmp.MannWhitneyMethod, c.want)
+		}
+	}
+	if MWNormal.Short() != "normal, tie+continuity corr." || MWExact.Short() != "exact" {
+		t.Error("Short")
+	}
+}

@@ -305,7 +305,7 @@ func TestABCmd(t *testing.T) {
 		// B failing under --fail-on-regression is a regression: exit 3.
 		_, _, err = runAB(t, "--a-cmd", abServeCmd(bin, "--log-stats"), "--b-cmd", abServeCmd(bin, "--log-stats", "--fault-500", "0.7"),
 			"-n", "20", "--settle", "0", "--fail-on-regression", "e2e:50", "--out", t.TempDir())
-		if !errors.As(err, &ee) || ee.code != 3 || !strings.Contains(err.Error(), "failure_rate: B fails more often beyond chance") {
+		if !errors.As(err, &ee) || ee.code != 3 || !strings.Contains(err.Error(), "failure_rate: B fails more often: ") {
 			t.Fatalf("error %v, want exit 3 and the failure-rate gate", err)
 		}
 	})

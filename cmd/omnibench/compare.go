@@ -29,12 +29,19 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare two saved runs (B against A) with significance tests and regression gates",
 		Long: `compare reads two results files written by "omnibench run", keeps the
 successful non-warm-up requests, and prints one row per metric (ttfp, ttft,
-e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration): each run's mean and
-median, the change of B relative to A (100*(mean B - mean A)/mean A), the
-Welch t-test and Mann-Whitney U p-values, and the Holm-adjusted p-value over
-all metrics tested. The change shows "~" when it is not significant at
---alpha after the Holm correction. Warnings (too few samples, serially
-correlated samples, runs with different set-ups) follow the table.
+e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration; the unit is in the
+metric's label): each run's sample count and mean, the change of B relative
+to A (100*(mean B - mean A)/mean A), the Welch t-test and Mann-Whitney U
+p-values, the Holm-adjusted p-value of the deciding test (--test) over all
+metrics tested, and the minimum detectable effect; then the percentiles of
+both runs. The change shows "~" when it is not significant at --alpha after
+the Holm correction. The notes under the table say how each Mann-Whitney p
+was computed (exact; exact with ties; or, beyond 50 values, or 25 with
+ties, the normal approximation with tie and continuity corrections), both
+runs' failed requests with Fisher's exact test, and the warnings (too few
+samples, serially correlated samples, runs with different set-ups).
+--format csv writes one tidy row per metric (plain numbers, notes on
+stderr); --format json has every statistic.
 
 --fail-on-regression METRIC:PCT fails when METRIC got significantly larger
 (worse) by more than PCT percent; a gated metric that cannot be tested fails

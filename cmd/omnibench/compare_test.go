@@ -103,8 +103,8 @@ func TestCompareCmdFormats(t *testing.T) {
 		t.Errorf("json output (%v): %s", err, out)
 	}
 	out, errOut, code, err := runCompareCmd(t, cmpBase, cmpSame, "--format", "csv", "--test", "utest", "--percentiles", "50")
-	if code != 0 || !strings.Contains(out, "\nmetric,n A,") || !strings.Contains(out, "\nttfp (ms),10,126.2,124.5,10,126.2,124.5,~,") ||
-		!strings.Contains(errOut, "test: utest") {
+	if code != 0 || !strings.HasPrefix(out, "metric,unit,n_a,n_b,mean_a,mean_b,") || !strings.Contains(out, "\nttfp,ms,10,10,126.2,126.2,0,false,") ||
+		!strings.Contains(out, ",124.5,124.5\n") || !strings.Contains(errOut, "utest decides") {
 		t.Errorf("csv: code %d err %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}
 }
@@ -157,10 +157,10 @@ func TestCompareCmdFailureRateExit3(t *testing.T) {
 	worse := filepath.Join(t.TempDir(), "worse.jsonl")
 	writeResults(t, worse, h, recs)
 	out, _, code, err := runCompareCmd(t, cmpBase, worse, "--fail-on-regression", "e2e:50")
-	if code != 3 || err == nil || !strings.Contains(err.Error(), "failure_rate: B fails more often beyond chance") {
+	if code != 3 || err == nil || !strings.Contains(err.Error(), "failure_rate: B fails more often: ") {
 		t.Fatalf("code %d, err %v; want 3 and the failure-rate gate", code, err)
 	}
-	if !strings.Contains(out, "failed requests: A 1/11 (9.1%), B 15/25 (60.0%)") {
+	if !strings.Contains(out, "failed requests: A 9.1% (1/11), B 60.0% (15/25)") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	// The latencies alone would pass: without the failures B equals A.
