@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/compare"
@@ -392,6 +393,21 @@ func TestRunEmbeddedSimulator(t *testing.T) {
 				t.Errorf("%s output lacks %q", format, want)
 			}
 		}
+		if format != report.FormatTable {
+			continue
+		}
+		// The default output fits in 100 columns, says how the utest p was
+		// computed, and shows each arm's failures.
+		for _, line := range strings.Split(buf.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("line of %d columns: %s", n, line)
+			}
+		}
+		for _, want := range []string{"utest = Mann-Whitney U test, p exact", "0.0% (0/6)", "stats on (detected: "} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, buf.String())
+			}
+		}
 	}
 	var page bytes.Buffer
 	if err := report.WriteHTML(&page, res.HTML()); err != nil {
@@ -456,7 +472,7 @@ func TestRunFailingArm(t *testing.T) {
 		if f.FailedA < n/2 || f.FailedB != 0 || f.TotalA != n || f.TotalB != n || !(f.P < 0.05) {
 			t.Fatalf("failures %+v", f)
 		}
-		if !strings.HasPrefix(res.Verdict, "no latency verdict: A fails more often than B beyond chance (A failed ") ||
+		if !strings.HasPrefix(res.Verdict, "no latency verdict: A fails more often than B beyond chance: A ") ||
 			strings.Contains(res.Verdict, "no significant difference") || !res.Significant {
 			t.Errorf("verdict %q", res.Verdict)
 		}

@@ -158,9 +158,9 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 		if f.RateB > f.RateA {
 			more, less = "B", "A"
 		}
-		res.Broken = fmt.Sprintf("%s fails more often than %s beyond chance (A failed %s, B %s; fisher p %s < alpha %g)",
+		res.Broken = fmt.Sprintf("%s fails more often than %s beyond chance: A %s vs B %s failed, fisher p %s",
 			more, less, compare.FormatFailures(f.FailedA, f.TotalA), compare.FormatFailures(f.FailedB, f.TotalB),
-			strconv.FormatFloat(f.P, 'g', 3, 64), res.Alpha)
+			strconv.FormatFloat(f.P, 'g', 3, 64))
 		res.Significant = true
 	}
 	for _, a := range []*ArmResult{res.A, res.B} {

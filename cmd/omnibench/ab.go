@@ -59,12 +59,34 @@ func newABCmd() *cobra.Command {
 		Use:   "ab",
 		Short: "A/B-test two servers, or one server with stats on and off, with interleaved rounds and significance tests",
 		Long: `ab runs the same seeded workload against two arms and says whether they
-differ: per arm n, mean, median and p95 of e2e, TTFP and the audio RTF; the
-change of B against A; Welch's t, df, p and confidence interval; the
-Mann-Whitney p; Hedges' g; the minimum detectable effect; warnings about
-serially correlated samples; the verdict at --alpha (Holm-corrected across
-the three metrics); and each arm's /metrics size (lines, families, series,
-empty families, upstream vllm: families).
+differ: per arm n and mean of e2e, TTFP and the audio RTF (the unit is in
+the metric's label), the change of B against A, the Holm-adjusted p and a
+verdict at --alpha (Holm-corrected across the three metrics); each arm's
+failed requests (count and rate) with Fisher's exact test; Welch's t, df, p
+and confidence interval; the Mann-Whitney p and how it was computed (exact;
+exact with ties; or, beyond 50 values, or 25 with ties, the normal
+approximation with tie and continuity corrections); Hedges' g; the minimum
+detectable effect; warnings about serially correlated samples; the
+percentiles of both arms; and each arm's /metrics size (lines, families,
+series, empty families, upstream vllm: families).
+
+A verdict is given only when the experiment is what it claims:
+  --log-stats checks, from each arm's /metrics after its first round and
+  with the detection of "check --stats auto", that A has stats on and B off;
+  when they do not differ as claimed there is no verdict (exit 2), and the
+  error says what each arm showed and which flag is probably wrong.
+  A managed server that exits or stops answering GET /health during a round
+  ends the run (exit 1) with what broke.
+  When the arms' failure rates differ beyond chance (Fisher, --alpha), an arm
+  broke: no latency verdict (exit 1), or, with --fail-on-regression and B
+  failing more often, a regression (exit 3).
+--fail-on-regression METRIC:PCT (e2e, ttfp, audio_rtf) exits 3 when METRIC
+got significantly worse in B by more than PCT percent, or when B fails more
+often than A beyond chance, as in "omnibench compare".
+
+Exit status: 0 a verdict (whatever it says), 1 an arm broke or measured
+nothing, 2 unusable input or arms that do not differ as claimed, 3 a
+regression gate failed, 130 interrupted.
 
 Arms come from one of:
   --a-url and --b-url          two running servers;

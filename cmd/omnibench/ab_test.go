@@ -296,7 +296,7 @@ func TestABCmd(t *testing.T) {
 			"-n", "20", "--settle", "0", "--out", t.TempDir())
 		var ee *exitError
 		if err == nil || errors.As(err, &ee) || !errors.Is(err, abtest.ErrArmBroken) ||
-			!strings.Contains(err.Error(), "A fails more often than B beyond chance (A failed ") {
+			!strings.Contains(err.Error(), "A fails more often than B beyond chance: A ") {
 			t.Fatalf("error %v, want exit 1 and an arm that broke", err)
 		}
 		if strings.Contains(out, "no significant difference at alpha") || !strings.Contains(out, "no latency verdict") {
