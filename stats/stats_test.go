@@ -562,3 +562,14 @@ func TestMannWhitneyMethod(t *testing.T) {
 		t.Error("Short")
 	}
 }
+
+func TestPopulationStd(t *testing.T) {
+	// [2 4 4 4 5 5 7 9]: mean 5, squared deviations 32, /8 = 4: std 2
+	// (numpy.std's textbook example).
+	check(t, "std", PopulationStd([]float64{2, 4, 4, 4, 5, 5, 7, 9}), 2, 1e-15)
+	check(t, "one value", PopulationStd([]float64{3}), 0, 0)
+	check(t, "offset", PopulationStd([]float64{1e9 + 1, 1e9 + 2, 1e9 + 3}), math.Sqrt(2.0/3), 1e-12)
+	if !math.IsNaN(PopulationStd(nil)) {
+		t.Error("PopulationStd(nil) is not NaN")
+	}
+}
