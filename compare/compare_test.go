@@ -536,3 +536,57 @@ func TestMannWhitneyMethodReported(t *testing.T) {
 		t.Errorf("60 values: method %q, notes %q", got, res.Notes())
 	}
 }
+
+// lateRun is run's records as an open-loop run that measures from the
+// intended start, every request sent lag seconds after it was due; the
+// send-relative figures stay as they are.
+func lateRun(run Run, name string, lag float64) Run {
+	recs := append([]results.Record(nil), run.Records...)
+	for i := range recs {
+		recs[i].LatencyOrigin = results.OriginIntended
+		recs[i].LagS = lag
+		recs[i].IntendedS = recs[i].SentS - lag
+	}
+	h := run.Header
+	h.Mode = "open"
+	return Run{Name: name, Header: h, Records: recs}
+}
+
+// A run whose every request started 1 s late (coordinated omission) compares
+// worse than the original: compare reads latencies from their origin.
+func TestCompareLatencyOrigin(t *testing.T) {
+	base := load(t, "base.jsonl")
+	onTime, late := lateRun(base, "on time", 0), lateRun(base, "late", 1)
+	res, err := Compare(onTime, late, Options{Gates: []Gate{{"e2e", 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ttfp mean 126.2 ms + 1000 ms; e2e 1564 + 1000 ms. Every value moved by
+	// the same second, so the spread (and Welch's SE) is unchanged.
+	for name, want := range map[string]float64{"ttfp": 1126.2, "e2e": 2564} {
+		r := row(t, res, name)
+		if !near(r.B.Mean*1000, want, 1e-9) || !r.Significant || !(r.Comparison.DeltaPct > 50) {
+			t.Errorf("%s: B mean %v ms (want %v), significant %v, delta %v", name, r.B.Mean*1000, want, r.Significant, r.Comparison.DeltaPct)
+		}
+	}
+	if r := row(t, res, "rtf_e2e"); r.Significant {
+		t.Errorf("rtf_e2e changed: %+v", r.Comparison)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || re.Failed[0].Metric != "e2e" {
+		t.Errorf("Err() = %v, want the e2e gate failed", err)
+	}
+	// The same late run measured from the send compares equal: the origin
+	// is what makes the difference.
+	sendLate := lateRun(base, "late, from send", 1)
+	for i := range sendLate.Records {
+		sendLate.Records[i].LatencyOrigin = results.OriginSend
+	}
+	res, err = Compare(onTime, sendLate, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, res, "e2e"); r.Significant || r.B.Mean != r.A.Mean {
+		t.Errorf("from send: e2e %v vs %v, significant %v", r.A.Mean, r.B.Mean, r.Significant)
+	}
+}

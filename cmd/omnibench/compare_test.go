@@ -168,3 +168,32 @@ func TestCompareCmdFailureRateExit3(t *testing.T) {
 		t.Errorf("same: code %d, err %v", code, err)
 	}
 }
+
+// Two results files of the same open-loop run, one whose every request was
+// sent 1 s after its intended start: compare says the late one is worse.
+func TestCompareCmdLateRunIsWorse(t *testing.T) {
+	h, recs, err := results.ReadFile(cmpBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Mode, h.Rate = "open", 2
+	write := func(name string, lag float64) string {
+		out := append([]results.Record(nil), recs...)
+		for i := range out {
+			out[i].LatencyOrigin = results.OriginIntended
+			out[i].LagS = lag
+			out[i].IntendedS = out[i].SentS - lag
+		}
+		path := filepath.Join(t.TempDir(), name)
+		writeResults(t, path, h, out)
+		return path
+	}
+	onTime, late := write("on-time.jsonl", 0), write("late.jsonl", 1)
+	out, _, code, err := runCompareCmd(t, onTime, late, "--fail-on-regression", "e2e:5")
+	if code != 3 || err == nil || !strings.Contains(err.Error(), "e2e: +63.94% worse") {
+		t.Fatalf("code %d, err %v; want 3 and e2e worse by 1000/1564 = 63.94%%\n%s", code, err, out)
+	}
+	if !strings.Contains(out, "2564") {
+		t.Errorf("e2e mean of the late run (1564 + 1000 ms) not shown:\n%s", out)
+	}
+}
