@@ -345,7 +345,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		}
 		if st.spec.Stats != StatsUnclaimed && st.stats == nil {
 			if snap == nil && serr == nil {
-				snap, serr = scrape.FetchSettled(ctx, st.url+"/metrics", scrape.AcceptText, cfg.Run.Settle)
+				snap, serr = st.fetchMetrics(ctx, cfg)
 			}
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -618,10 +618,9 @@ const exitReapWait = time.Second
 // recorded in the result, not fatal: the latency comparison stands alone.
 // It returns the snapshot (nil when the fetch failed) and the fetch error.
 func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
-	metricsURL := st.url + "/metrics"
-	size := &MetricsSize{URL: redactURL(metricsURL)}
+	size := &MetricsSize{URL: redactURL(st.url + "/metrics")}
 	st.res.Metrics = size
-	snap, err := scrape.FetchSettled(ctx, metricsURL, scrape.AcceptText, cfg.Run.Settle)
+	snap, err := st.fetchMetrics(ctx, cfg)
 	if err != nil {
 		size.Error = err.Error()
 		return nil, err
@@ -638,6 +637,12 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Sna
 		size.Snapshot = path
 	}
 	return snap, nil
+}
+
+// fetchMetrics scrapes the arm's /metrics in the text format after the
+// settle wait: the one scrape of abtest, for the size and the stats check.
+func (st *armState) fetchMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
+	return scrape.FetchSettled(ctx, st.url+"/metrics", scrape.AcceptText, cfg.Run.Settle)
 }
 
 // close stops the arm's servers and closes its results file.
