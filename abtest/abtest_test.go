@@ -500,3 +500,11 @@ func TestRunFailingArm(t *testing.T) {
 		}
 	})
 }
+
+func TestFormatStatResidue(t *testing.T) {
+	for in, want := range map[float64]string{-8.88e-16: "0.000", -0.0004: "0.000", -0.0006: "-0.001", 18: "18.000", math.NaN(): "-"} {
+		if got := formatStat(in); got != want {
+			t.Errorf("formatStat(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

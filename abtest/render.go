@@ -287,6 +287,8 @@ func formatStat(v float64) string {
 		return "-"
 	case math.IsInf(v, 0):
 		return fmt.Sprint(v)
+	case math.Abs(v) < 0.0005:
+		return "0.000" // rounds to zero: no sign (residue such as -8.88e-16)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }

@@ -590,3 +590,11 @@ func TestCompareLatencyOrigin(t *testing.T) {
 		t.Errorf("from send: e2e %v vs %v, significant %v", r.A.Mean, r.B.Mean, r.Significant)
 	}
 }
+
+func TestFormatDeltaResidue(t *testing.T) {
+	for in, want := range map[float64]string{-8.88e-16: "0.00%", 1e-15: "0.00%", -0.004: "0.00%", 0.006: "+0.01%", -3.14159: "-3.14%", math.NaN(): "n/a"} {
+		if got := FormatDelta(in); got != want {
+			t.Errorf("FormatDelta(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -216,14 +216,18 @@ func deltaCell(row Row) string {
 }
 
 // FormatDelta prints a relative change in percent with its sign and two
-// decimals ("+3.14%"), "n/a" when undefined (mean of A is 0). It is the
-// delta of the tables of `omnibench compare` and `omnibench ab`.
+// decimals ("+3.14%"), "n/a" when undefined (mean of A is 0), and "0.00%"
+// without a sign for a change that rounds to zero (floating residue such
+// as -8.88e-16 is no change). It is the delta of the tables of `omnibench
+// compare` and `omnibench ab`.
 func FormatDelta(d float64) string {
 	switch {
 	case math.IsNaN(d):
 		return "n/a"
 	case math.IsInf(d, 0):
 		return fmt.Sprint(d)
+	case math.Abs(d) < 0.005:
+		return "0.00%"
 	}
 	return fmt.Sprintf("%+.2f%%", d)
 }
