@@ -241,6 +241,13 @@ func (st *armState) onRecord(next func(*results.Record)) func(*results.Record) {
 // returns ctx's error wrapped, with the records gathered so far analysed
 // and written. Every server Run started has been stopped and reaped when it
 // returns, on every path.
+//
+// Run refuses a verdict (Verdict stays empty) with a *StatsMismatchError
+// when an arm's /metrics does not show the stats it claims, and with an
+// error naming the arm and round when a managed server exits or stops
+// answering during a round. An analysed Result comes with Result.Err: a
+// *compare.RegressionError when a gate failed, ErrArmBroken when the failure
+// rates differ beyond chance, ErrNoSamples when an arm has no sample.
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg, err = cfg.withDefaults()
 	if err != nil {

@@ -508,3 +508,49 @@ func TestFormatStatResidue(t *testing.T) {
 		}
 	}
 }
+
+// The stats claims: which arm is suspected, and an arm whose /metrics could
+// not be read is no verification.
+func TestVerifyStats(t *testing.T) {
+	arm := func(name string, claim StatsClaim, shown *ArmStats) *armState {
+		return &armState{name: name, spec: Arm{Stats: claim}, stats: shown}
+	}
+	on := func(name string, claim StatsClaim) *ArmStats {
+		return &ArmStats{Arm: name, Claim: claim, On: true, How: "on (detected: 3 upstream vllm:* families)"}
+	}
+	off := func(name string, claim StatsClaim) *ArmStats {
+		return &ArmStats{Arm: name, Claim: claim, How: "off (detected: no upstream vllm:* family, no pipeline data)"}
+	}
+	for _, tc := range []struct {
+		name    string
+		a, b    *armState
+		suspect string // "-" for no error
+		want    string
+	}{
+		{"as claimed", arm("A", StatsOn, on("A", StatsOn)), arm("B", StatsOff, off("B", StatsOff)), "-", ""},
+		{"B not observed yet", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, nil), "-", ""},
+		{"both off", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, off("B", StatsOff)), "A", "arm A's stats-on argument(s)"},
+		{"both on", arm("A", StatsOn, on("A", StatsOn)), arm("B", StatsOff, on("B", StatsOff)), "B", "arm B's stats-off argument(s)"},
+		{"swapped", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, on("B", StatsOff)), "both", "look swapped"},
+		{"unreadable", arm("A", StatsOn, &ArmStats{Arm: "A", Claim: StatsOn, Err: "GET /metrics: 404 Not Found"}), arm("B", StatsOff, off("B", StatsOff)),
+			"", "arm A (claimed stats on, with no argument) showed nothing: GET /metrics: 404 Not Found"},
+		{"no claims", arm("A", StatsUnclaimed, nil), arm("B", StatsUnclaimed, nil), "-", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := verifyStats([2]*armState{tc.a, tc.b})
+			if tc.suspect == "-" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			var me *StatsMismatchError
+			if !errors.As(err, &me) || !errors.Is(err, ErrStatsMismatch) {
+				t.Fatalf("error %v, want a StatsMismatchError", err)
+			}
+			if me.Suspect != tc.suspect || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v (suspect %q), want suspect %q and %q", err, me.Suspect, tc.suspect, tc.want)
+			}
+		})
+	}
+}
