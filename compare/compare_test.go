@@ -403,7 +403,7 @@ func TestFailureRateGate(t *testing.T) {
 	// B: base's records (10 successes, 1 failure) and 14 more failures:
 	// 15 of 25. Fisher's exact p of [[1 10] [15 10]] is 2501/275094 =
 	// 0.00909143783579431 (exact rational arithmetic, Python fractions and
-	// math.comb).
+	// math.comb: stats/testdata/fisher_ref.py).
 	worse := withFailures(base, "worse", 14)
 	res, err := Compare(base, worse, Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
 	if err != nil {

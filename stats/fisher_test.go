@@ -11,7 +11,8 @@ func TestFisherExactReference(t *testing.T) {
 	// is at most as probable as the observed one), computed in exact
 	// rational arithmetic with Python's fractions and math.comb (scipy is
 	// not installed here; the first three are also scipy's documented
-	// results). Exact fractions are given where they are short.
+	// results; testdata/fisher_ref.py prints them). Exact fractions are
+	// given where they are short.
 	for _, c := range []struct {
 		a, b, c, d int
 		want       float64

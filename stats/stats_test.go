@@ -171,8 +171,9 @@ func largeArms() (a, b []float64) {
 // definitions; scipy itself is not installed where they were computed):
 // moments of the float64 inputs, Welch–Satterthwaite df, p = 2 sf(|t|), the
 // CI Diff ± t_{(1+conf)/2} SE and the MDE (t_{1-alpha/2} + t_power) SE, with
-// the t distribution from mpmath.betainc and quantiles by mpmath.findroot.
-// They agree with the go-notes values (scipy, ten digits) where both exist.
+// the t distribution from mpmath.betainc and quantiles by mpmath.findroot
+// (testdata/welch_ref.py prints them). They agree with the go-notes values
+// (scipy, ten digits) where both exist.
 func TestWelchReference(t *testing.T) {
 	la, lb := largeArms()
 	cases := []struct {

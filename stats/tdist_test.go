@@ -8,9 +8,9 @@ import (
 // Reference values of Student's t in 40-digit arithmetic, from mpmath 1.3.0
 // (scipy is not installed on the machine that computed them):
 // sf(t) = I_{df/(df+t²)}(df/2, 1/2)/2 with mpmath.betainc(regularized=True),
-// and the quantile by mpmath.findroot on 1 - sf. The script is
-// /tmp/vab/tgrid.py of the change that added these; the inputs are the
-// float64 values written here. Values below 1e-300 are left out.
+// and the quantile by mpmath.findroot on 1 - sf (testdata/t_ref.py prints
+// these tables). The inputs are the float64 values written here. Values
+// below 1e-300 are left out.
 var tSurvivalRef = []struct{ t, df, want float64 }{
 	{0.001, 0.5, 0.49973032383424382},
 	{0.1, 0.5, 0.4731658105643032},
