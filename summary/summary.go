@@ -111,10 +111,9 @@ type Summary struct {
 	Players       Players        `json:"players"`
 	Audio         Audio          `json:"audio"`
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
+	bench         *benchSamples  // the benchmark's per-request figures, for Bench
 	Percentiles   []float64      `json:"percentiles"`
 	Warnings      []string       `json:"warnings,omitempty"`
-
-	bench *benchSamples // the benchmark's per-request figures, for Bench
 }
 
 // Metric returns the named metric's summary.
