@@ -385,12 +385,16 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		// the round in flight made of it.
 		return res, fmt.Errorf("abtest: interrupted: %w", ctx.Err())
 	}
+	verdict := res.Err()
+	if re := (*compare.RegressionError)(nil); errors.As(verdict, &re) {
+		return res, verdict // a B that only failed fails its gates: exit 3, not "nothing measured"
+	}
 	for _, a := range []*ArmResult{res.A, res.B} {
 		if a.Used == 0 {
 			return res, fmt.Errorf("abtest: arm %s (%s): %w (%d requests, %d failed%s)", a.Name, a.Label, ErrNoSamples, a.Requests, a.Failed, firstErrorText(a))
 		}
 	}
-	return res, res.Err()
+	return res, verdict
 }
 
 // ErrInvalidConfig is wrapped by the error Run returns for a Config it

@@ -554,3 +554,27 @@ func TestVerifyStats(t *testing.T) {
 		})
 	}
 }
+
+// A B that only fails, gated: the failure-rate gate (exit 3), not "no
+// samples".
+func TestRunCandidateOnlyFails(t *testing.T) {
+	a, b := SimulatorArms(fastSimulator(true))
+	fb := fastSimulator(false)
+	fb.Faults.HTTP500 = 1
+	b.Simulator = &fb
+	cfg := testConfig(t, a, b, 6, 2)
+	cfg.Gates = []compare.Gate{{Metric: "e2e", MaxPct: 50}}
+	res, err := Run(context.Background(), cfg)
+	var re *compare.RegressionError
+	if !errors.As(err, &re) || errors.Is(err, ErrNoSamples) {
+		t.Fatalf("error %v, want a regression", err)
+	}
+	if res.B.Used != 0 || res.B.Failed != 6 || !strings.Contains(res.Verdict, "B fails more often") {
+		t.Errorf("B used %d failed %d, verdict %q", res.B.Used, res.B.Failed, res.Verdict)
+	}
+	cfg.Gates = nil
+	cfg.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrNoSamples) {
+		t.Errorf("ungated: error %v, want ErrNoSamples", err)
+	}
+}

@@ -80,9 +80,15 @@ type Result struct {
 	Warnings []string // about the runs as a whole
 }
 
+// ErrNothingMeasured is wrapped by Compare's error when a run's measured
+// requests all failed: there is nothing to compare (exit status 1, unlike a
+// file without measured records, which is unusable input).
+var ErrNothingMeasured = errors.New("nothing was measured")
+
 // Compare compares run b (candidate) against run a (baseline). It fails when
 // either run has no successful non-warm-up record, since there is then
-// nothing to compare.
+// nothing to compare, with one exception: with gates, a candidate whose
+// measured requests all failed is compared, and fails its gates.
 func Compare(a, b Run, opts Options) (*Result, error) {
 	sopts := statsDefaults(stats.Options{Alpha: opts.Alpha, Power: opts.Power, Test: opts.Test, Percentiles: opts.Percentiles})
 	if !(sopts.Alpha > 0 && sopts.Alpha < 1) {
@@ -102,9 +108,17 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 		arm  Arm
 		role string
 	}{{armA, "A"}, {armB, "B"}} {
-		if x.arm.Used == 0 {
-			return nil, fmt.Errorf("compare: %s (%s): no successful non-warm-up request records (%d records, %d failed, %d warm-up)",
-				x.arm.Name, x.role, x.arm.Records, x.arm.Failed, x.arm.Warmup)
+		switch {
+		case x.arm.Used > 0:
+		case x.role == "B" && x.arm.Failed > 0 && len(opts.Gates) > 0:
+			// A candidate that only failed is for the gates to judge: its
+			// metrics cannot be checked and it fails more often than A.
+		case x.arm.Failed > 0:
+			return nil, fmt.Errorf("compare: %s (%s): %w: all %d measured requests failed (%d warm-up)",
+				x.arm.Name, x.role, ErrNothingMeasured, x.arm.Failed, x.arm.Warmup)
+		default:
+			return nil, fmt.Errorf("compare: %s (%s): no measured request records (%d records, %d warm-up)",
+				x.arm.Name, x.role, x.arm.Records, x.arm.Warmup)
 		}
 	}
 	rows, err := Analyze(Metrics(), recsA, recsB, sopts)

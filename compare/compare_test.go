@@ -307,7 +307,7 @@ func TestUntestableGateFails(t *testing.T) {
 func TestCompareErrors(t *testing.T) {
 	base := load(t, "base.jsonl")
 	empty := Run{Name: "empty.jsonl", Header: base.Header, Records: base.Records[:1]} // only the warm-up
-	if _, err := Compare(base, empty, Options{}); err == nil || !strings.Contains(err.Error(), "empty.jsonl (B): no successful non-warm-up request records") {
+	if _, err := Compare(base, empty, Options{}); err == nil || !strings.Contains(err.Error(), "empty.jsonl (B): no measured request records (1 records, 1 warm-up)") {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := Compare(base, base, Options{Alpha: 2}); err == nil {
@@ -596,5 +596,40 @@ func TestFormatDeltaResidue(t *testing.T) {
 		if got := FormatDelta(in); got != want {
 			t.Errorf("FormatDelta(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A candidate whose every measured request failed is no unusable input:
+// without gates it is "nothing measured", with gates a regression.
+func TestCompareCandidateOnlyFailed(t *testing.T) {
+	base := load(t, "base.jsonl")
+	var failed []results.Record
+	for _, r := range withFailures(base, "x", 12).Records {
+		if !r.OK() {
+			failed = append(failed, r)
+		}
+	}
+	broken := Run{Name: "broken", Header: base.Header, Records: failed} // 13 failures, nothing else
+	if _, err := Compare(base, broken, Options{}); !errors.Is(err, ErrNothingMeasured) {
+		t.Errorf("without gates: error %v, want ErrNothingMeasured", err)
+	}
+	res, err := Compare(base, broken, Options{Gates: []Gate{{"e2e", 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 2 || re.Failed[1].Metric != FailureRateGate {
+		t.Fatalf("Err() = %v, want the e2e gate (not tested) and the failure-rate gate failed", err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "failed requests: A 9.1% (1/11), B 100.0% (13/13)") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	// A baseline that only failed is still nothing to compare against.
+	if _, err := Compare(broken, base, Options{Gates: []Gate{{"e2e", 50}}}); !errors.Is(err, ErrNothingMeasured) {
+		t.Errorf("broken baseline: error %v", err)
 	}
 }

@@ -50,8 +50,10 @@ beyond chance: Fisher's exact test (two-sided) of the failed and successful
 measured requests of both runs at --alpha (no tolerance; the failure_rate
 gate). Every output states both runs' failures and the Fisher p.
 
-Exit status: 0 no regression, 3 a regression gate failed, 2 unusable input
-(bad flags, unreadable or empty results files).`,
+Exit status: 0 no regression, 3 a regression gate failed (also when every
+measured request of B failed), 1 a run whose measured requests all failed
+(without gates), 2 unusable input (bad flags, unreadable results files,
+files without measured requests).`,
 		Example: `  omnibench compare base.jsonl candidate.jsonl
   omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
   omnibench compare base.jsonl candidate.jsonl --format json`,
@@ -106,6 +108,9 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 		return withExitCode(2, err)
 	}
 	res, err := compare.Compare(a, b, opts)
+	if errors.Is(err, compare.ErrNothingMeasured) {
+		return withExitCode(1, err)
+	}
 	if err != nil {
 		return withExitCode(2, err)
 	}

@@ -197,3 +197,25 @@ func TestCompareCmdLateRunIsWorse(t *testing.T) {
 		t.Errorf("e2e mean of the late run (1564 + 1000 ms) not shown:\n%s", out)
 	}
 }
+
+// A candidate whose measured requests all failed: nothing measured (exit 1)
+// without gates, a regression (exit 3) with them; never unusable input.
+func TestCompareCmdCandidateOnlyFailed(t *testing.T) {
+	h, _, err := results.ReadFile(cmpBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []results.Record
+	for i := 0; i < 10; i++ {
+		recs = append(recs, results.Record{Type: "request", Seq: i, Kind: results.KindSpeech, Status: 503,
+			ErrorClass: results.ErrHTTPStatus, Error: "503 Service Unavailable", E2ES: 0.01})
+	}
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	writeResults(t, broken, h, recs)
+	if _, _, code, err := runCompareCmd(t, cmpBase, broken); code != 1 || !strings.Contains(err.Error(), "nothing was measured: all 10 measured requests failed") {
+		t.Errorf("no gates: code %d, err %v; want 1", code, err)
+	}
+	if _, _, code, err := runCompareCmd(t, cmpBase, broken, "--fail-on-regression", "e2e:50"); code != 3 || !strings.Contains(err.Error(), "failure_rate: B fails more often") {
+		t.Errorf("gated: code %d, err %v; want 3", code, err)
+	}
+}
