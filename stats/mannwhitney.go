@@ -28,20 +28,6 @@ const (
 	MWAllEqual MannWhitneyMethod = "none (all values equal)"
 )
 
-// Short is the method in a few words, for table footnotes: "exact",
-// "exact, ties", "normal, tie+continuity corr.", "all equal".
-func (m MannWhitneyMethod) Short() string {
-	switch m {
-	case MWExactTies:
-		return "exact, ties"
-	case MWNormal:
-		return "normal, tie+continuity corr."
-	case MWAllEqual:
-		return "all equal"
-	}
-	return string(m)
-}
-
 // MannWhitneyP returns the two-sided p-value of the Mann–Whitney U test of a
 // against b; see MannWhitney.
 func MannWhitneyP(a, b []float64) (float64, error) {
