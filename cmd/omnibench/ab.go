@@ -289,6 +289,23 @@ func abMetricNames() []string {
 	return names
 }
 
+// refusal maps an A/B run that gave no verdict to its exit status: 2 for
+// an unusable configuration and for arms that do not show the stats they
+// claim (a wrong flag, named), 1 for the rest (a server that broke, nothing
+// measured).
+func (o *abOptions) refusal(err error) error {
+	switch {
+	case errors.Is(err, abtest.ErrInvalidConfig):
+		return withExitCode(2, err)
+	case errors.Is(err, abtest.ErrStatsMismatch):
+		if o.serverCmd != "" {
+			err = fmt.Errorf("%w (given --stats-on-flag %q, --stats-off-flag %q)", err, o.statsOnFlag, o.statsOffFlag)
+		}
+		return withExitCode(2, err)
+	}
+	return err
+}
+
 // arm builds arm "a" or "b" from its URL and command flags.
 func (o *abOptions) arm(name, rawURL, command string) (abtest.Arm, error) {
 	if rawURL == "" && command == "" {
@@ -349,20 +366,10 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 		cfg.Run.Progress = stderr
 	}
 	res, runErr := abtest.Run(ctx, cfg)
-	if errors.Is(runErr, abtest.ErrInvalidConfig) {
-		return withExitCode(2, runErr)
-	}
-	if errors.Is(runErr, abtest.ErrStatsMismatch) {
-		// The experiment is not the one asked for: a wrong flag, unusable input.
-		if o.serverCmd != "" {
-			runErr = fmt.Errorf("%w (given --stats-on-flag %q, --stats-off-flag %q)", runErr, o.statsOnFlag, o.statsOffFlag)
-		}
-		return withExitCode(2, runErr)
-	}
 	if res == nil || res.Verdict == "" {
 		// Nothing was analysed (bad configuration, or a server that
 		// failed before the run could finish).
-		return runErr
+		return o.refusal(runErr)
 	}
 	if err := res.Write(cmd.OutOrStdout(), o.run.format); err != nil {
 		return err
