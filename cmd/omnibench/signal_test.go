@@ -151,6 +151,11 @@ func TestRunSecondInterruptCancelsAtOnce(t *testing.T) {
 	r.signal(syscall.SIGINT)
 	want := "omnibench: interrupted: finishing 2 in-flight requests for up to 10m0s; Ctrl-C again to stop now"
 	r.waitFor("the interrupt notice", func() bool { return strings.Contains(r.stderr.String(), want) })
+	select {
+	case <-r.exited:
+		t.Fatalf("omnibench exited after the first interrupt, within --grace\nstderr:\n%s", r.stderr.String())
+	default:
+	}
 	r.signal(syscall.SIGINT)
 	if code := r.waitExit(); code != 130 {
 		t.Errorf("exit %d, want 130\nstderr:\n%s", code, r.stderr.String())
