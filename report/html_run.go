@@ -33,10 +33,11 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 		}
 	}
 
-	// The server-vs-client table moves to its own section beside its chart.
+	// The page header says what ran; the server-vs-client table moves to
+	// its own section beside its chart.
 	tablesOnly := r
 	tablesOnly.ServerVsClient = nil
-	out := []HTMLSection{{Title: "Summary", Tables: RunTables(tablesOnly)}}
+	out := []HTMLSection{{Title: "Summary", Tables: resultTables(tablesOnly)}}
 
 	out = append(out, HTMLSection{
 		Title:  "Latency distributions",

@@ -388,6 +388,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	var verdicts []slo.Result
 	if len(slos) > 0 {
 		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
 		}
