@@ -101,7 +101,8 @@ func TestCompareCmdFormats(t *testing.T) {
 		t.Errorf("json output (%v): %s", err, out)
 	}
 	out, errOut, code, err := runCompareCmd(t, cmpBase, cmpSame, "--format", "csv", "--test", "utest", "--percentiles", "50")
-	if code != 0 || !strings.Contains(out, "\nmetric,n A,") || !strings.Contains(out, "\nttfp (ms),10,126.2,124.5,10,126.2,124.5,~,") ||
+	// Tidy CSV: one header row, one observation (table, row, column) per line.
+	if code != 0 || !strings.HasPrefix(out, "table,row,column,value\n") || !strings.Contains(out, ",ttfp (ms),A median,124.5\n") ||
 		!strings.Contains(errOut, "test: utest") {
 		t.Errorf("csv: code %d err %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}

@@ -64,8 +64,8 @@ func TestReportRerendersSavedRun(t *testing.T) {
 		if err := root.Execute(); err != nil {
 			t.Fatalf("report --format %s: %v", format, err)
 		}
-		if !strings.Contains(out.String(), "ttfp_ms") {
-			t.Errorf("--format %s output lacks ttfp_ms:\n%s", format, out.String())
+		if !strings.Contains(out.String(), "ttfp (ms)") {
+			t.Errorf("--format %s output lacks ttfp (ms):\n%s", format, out.String())
 		}
 	}
 
