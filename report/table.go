@@ -290,7 +290,7 @@ func numericColumn(rows [][]string, c int) bool {
 		if c >= len(r) || r[c] == "" || r[c] == "-" {
 			continue
 		}
-		s := strings.TrimSuffix(strings.TrimPrefix(r[c], "+"), "%")
+		s := strings.TrimSuffix(strings.TrimPrefix(footnoteMarkers.ReplaceAllString(r[c], ""), "+"), "%")
 		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 
 type reportOptions struct {
 	format      string
+	wide        bool
 	percentiles []float64
 	thresholds  []string
 	goodput     string
@@ -71,11 +72,12 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(reportDocument{SchemaVersion: results.SchemaVersion, Run: h, Summary: s, Bench: s.Bench()})
 			}
-			return report.Render(cmd.OutOrStdout(), o.format, report.RunTables(rep)...)
+			return renderTables(cmd.OutOrStdout(), o.format, o.wide, report.RunTables(rep)...)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "table", "output format: table, markdown, json or csv")
+	addWideFlag(f, &o.wide)
 	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s")

@@ -61,6 +61,7 @@ type runOptions struct {
 	percentiles []float64
 	goodput     string
 	format      string
+	wide        bool
 	out         string
 	summaryOut  string
 
@@ -98,6 +99,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 		},
 	}
 	o.addFlags(cmd.Flags())
+	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
 	return cmd
@@ -398,7 +400,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			return fmt.Errorf("--summary: %w", err)
 		}
 	}
-	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
+	if err := writeRunReport(cmd.OutOrStdout(), o.format, o.wide, rep, doc); err != nil {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
@@ -417,13 +419,13 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	return sloMiss(verdicts)
 }
 
-func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
+func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport, doc any) error {
 	if format == report.FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	return report.Render(w, format, report.RunTables(rep)...)
+	return renderTables(w, format, wide, report.RunTables(rep)...)
 }
 
 func pick(vals ...int) int {
