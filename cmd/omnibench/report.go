@@ -39,6 +39,9 @@ func newReportCmd() *cobra.Command {
 report as the run did (without the server-vs-client section, whose snapshots
 live in the --summary file), optionally with other percentiles, thresholds or
 goodput SLOs. An interrupted run's file reads like any other.`,
+		Example: `  omnibench report run.jsonl
+  omnibench report run.jsonl --percentiles 50,99,99.9 --threshold 50ms,100ms --format markdown
+  omnibench report run.jsonl --goodput ttfp:500ms,e2e:10s --html report.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
@@ -78,7 +81,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "table", "output format: table, markdown, json or csv")
 	addWideFlag(f, &o.wide)
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
+	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s")
 	f.StringVar(&o.html, "html", "", "also write the self-contained HTML report to this file")

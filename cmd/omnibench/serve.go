@@ -35,6 +35,9 @@ and faults are configurable and deterministic under --seed.
 
 Capacity model: --capacity N streams run at full speed; with more, generation
 slows by active/N, so playback continuity breaks above N / --rtf streams.`,
+		Example: `  omnibench serve --addr 127.0.0.1:8000 --log-stats
+  omnibench serve --addr 127.0.0.1:8000 --capacity 8 --rtf 0.3 --replicas 2,1,4
+  omnibench serve --fault-500 0.05 --fault-disconnect 0.02 --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
