@@ -340,7 +340,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
 		Settle:     o.settle,
-		Version:    version,
+		Version:    versionString(),
 		Flags:      flagsWithoutSecrets(f),
 	}
 	return cfg, sc, nil
