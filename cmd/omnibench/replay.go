@@ -87,8 +87,8 @@ func runReplay(cmd *cobra.Command, o replayOptions, path string) error {
 	var file *replay.File
 	if path == "-" {
 		file, err = replay.Read("stdin", cmd.InOrStdin())
-	} else {
-		file, err = replay.ReadFile(path)
+	} else if file, err = replay.ReadFile(path); err != nil {
+		err = notResultsFile(path, err, false)
 	}
 	if err != nil {
 		return withExitCode(2, err)

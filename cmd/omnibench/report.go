@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +61,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			}
 			h, recs, err := results.ReadFile(args[0])
 			if err != nil {
-				return withExitCode(2, err)
+				return withExitCode(2, notResultsFile(args[0], err, true))
 			}
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open"})
 			s.Mode = h.Mode
@@ -86,4 +88,23 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s")
 	f.StringVar(&o.html, "html", "", "also write the self-contained HTML report to this file")
 	return cmd
+}
+
+// notResultsFile explains a results file that did not read: when the file
+// is something else omnibench writes (a run summary, a sweep document, a
+// scrape), it says what it got and what it wants. Other JSON is named by its
+// keys only when anyJSON (replay also reads trace files, whose own error is
+// the better one).
+func notResultsFile(path string, err error, anyJSON bool) error {
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	defer f.Close()
+	what := results.Identify(f)
+	if what == "" || (!anyJSON && strings.HasPrefix(what, "a JSON document")) {
+		return err
+	}
+	return fmt.Errorf("%s is %s, not a results file: give the JSON lines file that 'omnibench run --out FILE' writes "+
+		"(a header line, then one line per request)", path, what)
 }
