@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
@@ -171,9 +172,16 @@ func worstTimelineChart(recs []results.Record) chart {
 	rx, ry := receivedCurve(in)
 	fx, fy := referenceCurve(in)
 	stall := playerCurve(in, 0)
+	// The pre-roll player is drawn even when it started at once (its line
+	// then lies on the stall-and-resume line, dotted so both show); a record
+	// without its result gets the run default, a 200 ms buffer.
+	preNote := ""
 	var pre playback
-	if r.Continuity != nil && r.Continuity.Preroll != nil && r.Continuity.Preroll.StartupDelayS > 0 {
+	if r.Continuity != nil && r.Continuity.Preroll != nil {
 		pre = playerCurve(in, r.Continuity.Preroll.StartupDelayS)
+	} else {
+		pre = prerollCurve(in, continuity.PrerollConfig{BufferS: 0.2})
+		preNote = ", simulated with a 200 ms buffer"
 	}
 	end := max(rx[len(rx)-1], fx[len(fx)-1], stall.ts[len(stall.ts)-1])
 	if pre.ok {
@@ -190,7 +198,7 @@ func worstTimelineChart(recs []results.Record) chart {
 	c.caption = fmt.Sprintf("Request %s (seq %d, %d chunks): reference player max underrun %s s; stall-and-resume %d stall(s), %s s in all",
 		r.ID, r.Seq, len(r.ChunkArrivalsS), fv(underrun), stall.stalls, fv(stall.totalStallS))
 	if pre.ok {
-		c.series = append(c.series, series{name: "pre-roll player (start-up " + fv(pre.startupDelayS) + " s)", xs: pre.ts, ys: pre.pos})
+		c.series = append(c.series, series{name: "pre-roll player (start-up " + fv(pre.startupDelayS) + " s" + preNote + ")", xs: pre.ts, ys: pre.pos, dotted: true})
 		c.caption += fmt.Sprintf("; pre-roll %d stall(s), %s s in all", pre.stalls, fv(pre.totalStallS))
 	}
 	c.caption += ". Where a player's line is above the received line it had nothing to play; flat stretches are stalls."

@@ -19,6 +19,8 @@ const (
 	bottomSpace  = 58.0  // x tick labels and the x-axis label
 	legendRowH   = 18.0
 	charW        = 7.0 // estimated advance of one 13-unit character, for layout only
+	refCharW     = 6.6 // the same for the 12-unit reference-line labels
+	refRowH      = 14.0
 	barRowH      = 40.0
 	barLabelW    = 290.0 // category labels of horizontal bar charts
 	maxCDFPoints = 500   // more than a plot's pixel height: finer steps are invisible
@@ -40,7 +42,19 @@ type series struct {
 	xs, ys  []float64
 	step    bool // hold each y until the next x (CDFs, per-bin rates)
 	dashed  bool
+	dotted  bool // drawn over a line it may coincide with, which shows between the dots
 	markers bool // dots at the points (few points, e.g. sweep levels)
+}
+
+// dash returns the stroke-dasharray of a series ("" for a solid line).
+func (s series) dash() string {
+	switch {
+	case s.dotted:
+		return "2 4"
+	case s.dashed:
+		return "6 4"
+	}
+	return ""
 }
 
 // refLine is a horizontal (y) or vertical (x) reference line with a label.
@@ -285,10 +299,10 @@ func (b *svgWriter) rect(x, y, w, h float64, attrs string) {
 
 // legendItem is one entry of a chart legend.
 type legendItem struct {
-	name   string
-	color  string
-	dashed bool
-	box    bool // a filled square (bars) instead of a line sample
+	name  string
+	color string
+	dash  string // stroke-dasharray of the line sample; "" solid
+	box   bool   // a filled square (bars) instead of a line sample
 }
 
 // layoutLegend places items in rows across the chart width and returns the
@@ -317,8 +331,8 @@ func (b *svgWriter) legend(items []legendItem, top float64) {
 			b.rect(xs[i], y-10, 18, 10, `fill="`+it.color+`"`)
 		} else {
 			attrs := `stroke="` + it.color + `" stroke-width="3"`
-			if it.dashed {
-				attrs += ` stroke-dasharray="6 4"`
+			if it.dash != "" {
+				attrs += ` stroke-dasharray="` + it.dash + `"`
 			}
 			b.line(xs[i], y-5, xs[i]+20, y-5, attrs)
 		}
@@ -415,7 +429,7 @@ func (c *chart) xySVG() string {
 	var items []legendItem
 	for i, s := range c.series {
 		if s.name != "" {
-			items = append(items, legendItem{name: s.name, color: color(i), dashed: s.dashed})
+			items = append(items, legendItem{name: s.name, color: color(i), dash: s.dash()})
 		}
 	}
 	_, _, rows := layoutLegend(items)
@@ -450,14 +464,7 @@ func (c *chart) xySVG() string {
 			b.text(f.left+4, y-4, "start", "reflabel", l.label)
 		}
 	}
-	for i, l := range c.vlines {
-		if !finite(l.value) {
-			continue
-		}
-		x := f.sx(l.value)
-		b.line(x, f.top, x, f.top+f.h, `class="ref"`)
-		b.text(x+3, f.top+14+float64(i)*14, "start", "reflabel", l.label)
-	}
+	b.vlines(f, c.vlines)
 	for i, s := range c.series {
 		c.path(&b, f, s, color(i))
 	}
@@ -496,8 +503,11 @@ func (c *chart) path(b *svgWriter, f frame, s series, col string) {
 	}
 	if d.Len() > 0 {
 		attrs := `fill="none" stroke="` + col + `" stroke-width="2" stroke-linejoin="round"`
-		if s.dashed {
-			attrs += ` stroke-dasharray="6 4"`
+		if d := s.dash(); d != "" {
+			attrs += ` stroke-dasharray="` + d + `"`
+		}
+		if s.name != "" {
+			attrs += ` data-series="` + esc(s.name) + `"`
 		}
 		b.WriteString(`<path d="` + d.String() + `" ` + attrs + `/>`)
 	}
@@ -556,16 +566,42 @@ func (c *chart) histSVG() string {
 		}
 		b.rect(xa, f.sy(n), w, f.sy(0)-f.sy(n), `fill="`+color(0)+`"`)
 	}
-	for i, l := range c.vlines {
+	b.vlines(f, c.vlines)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// vlines draws vertical reference lines with their labels. Each label has
+// its own row at the top of the plot and sits beside its line (right of
+// it, or left when the right has no room), never across it and never
+// outside the plot; the labels' white halo (page CSS) keeps them readable
+// where another line crosses.
+func (b *svgWriter) vlines(f frame, lines []refLine) {
+	row := 0
+	for _, l := range lines {
 		if !finite(l.value) {
 			continue
 		}
 		x := f.sx(l.value)
 		b.line(x, f.top, x, f.top+f.h, `class="ref"`)
-		b.text(x+3, f.top+14+float64(i)*14, "start", "reflabel", l.label)
+		lx, anchor := refLabelX(f, x, l.label)
+		b.text(lx, f.top+refRowH+float64(row)*refRowH, anchor, "reflabel", l.label)
+		row++
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
+}
+
+// refLabelX places the label of a vertical line at x inside the plot of f.
+func refLabelX(f frame, x float64, label string) (lx float64, anchor string) {
+	const gap, pad = 4.0, 2.0
+	w := refCharW * float64(len([]rune(label)))
+	right, left := f.left+f.w-pad, f.left+pad
+	switch {
+	case x+gap+w <= right:
+		return x + gap, "start"
+	case x-gap-w >= left:
+		return x - gap, "end"
+	}
+	return math.Max(left, right-w), "start" // wider than either side: as far right as fits
 }
 
 // hbarsSVG draws one row per category with one bar per series, each row
@@ -602,11 +638,7 @@ func (c *chart) hbarsSVG() string {
 	barH := (barRowH - 12) / float64(max(nser, 1))
 	for r, label := range c.bars.rows {
 		y := f.top + float64(r)*barRowH + 6
-		rl := []rune(label)
-		if limit := int(math.Floor((barLabelW - 20) / charW)); len(rl) > limit {
-			label = string(rl[:limit-1]) + "…"
-		}
-		b.text(left-8, y+(barRowH-12)/2+4, "end", "", label)
+		b.barLabel(left-8, y+(barRowH-12)/2, label)
 		vals := c.bars.values[r]
 		rowMax := 0.0
 		for _, v := range vals {
@@ -629,4 +661,21 @@ func (c *chart) hbarsSVG() string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// barLabel writes a bar chart's category label right-aligned at x, centred
+// on y: on one line when it fits the label column, else wrapped at a space
+// onto two, the second squeezed if it is still too long. Nothing is cut off.
+func (b *svgWriter) barLabel(x, y float64, label string) {
+	maxW := barLabelW - 20
+	lines := wrapWords(label, int(maxW/charW))
+	if len(lines) > 2 {
+		lines = []string{lines[0], strings.Join(lines[1:], " ")}
+	}
+	if len(lines) == 1 {
+		b.fitText(x, y+4, "end", "", lines[0], charW, maxW)
+		return
+	}
+	b.fitText(x, y-3, "end", "", lines[0], charW, maxW)
+	b.fitText(x, y+12, "end", "", lines[1], charW, maxW)
 }

@@ -282,16 +282,16 @@ func layout(t Table, width int) []string {
 	return out
 }
 
-// numericColumn reports whether every cell of column c is a number (or a
-// "-" placeholder), so the column aligns right.
+// numericColumn reports whether every cell of column c reads as a figure
+// (isFigure, the rule the HTML page aligns by too), so the column aligns
+// right.
 func numericColumn(rows [][]string, c int) bool {
 	seen := false
 	for _, r := range rows {
 		if c >= len(r) || r[c] == "" || r[c] == "-" {
 			continue
 		}
-		s := strings.TrimSuffix(strings.TrimPrefix(footnoteMarkers.ReplaceAllString(r[c], ""), "+"), "%")
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
+		if !isFigure(r[c]) {
 			return false
 		}
 		seen = true

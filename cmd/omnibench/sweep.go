@@ -372,10 +372,11 @@ func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []ju
 		}
 	}
 	if lr.o.html != "" {
+		// The page describes the whole sweep: what the levels share once,
+		// what differs (the level) as the list of levels.
 		r := report.HTMLReport{Title: title, Sections: html}
-		if len(lr.headers) > 0 {
-			h := lr.headers[0]
-			r.Header = &h
+		for _, h := range lr.headers {
+			r.Runs = append(r.Runs, report.NamedHeader{Header: h})
 		}
 		if err := report.WriteHTMLFile(lr.o.html, r); err != nil {
 			errs = append(errs, fmt.Errorf("--html: %w", err))
