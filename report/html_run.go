@@ -349,12 +349,22 @@ func inFlightSeries(recs []*results.Record, end float64) ([]series, string) {
 // serverVsClientSection is the comparison table and, for the figures both
 // sides state, a bar chart of the two values.
 func serverVsClientSection(rows []Comparison) HTMLSection {
-	t := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client", "unit", "tolerance", "note"}}
+	// The tolerance column only when some figure has one: a column of
+	// blanks says nothing.
+	withTolerance := slices.ContainsFunc(rows, func(r Comparison) bool { return r.Tolerance != "" })
+	t := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client", "unit", "note"}}
+	if withTolerance {
+		t.Header = []string{"figure", "server", "client", "server - client", "unit", "tolerance", "note"}
+	}
 	c := chart{id: "server-vs-client", kind: kindHBars, title: "Server vs client",
 		xLabel: "share of the larger of the two values (%)", yLabel: "figure (unit)",
 		bars: hbars{names: []string{"server", "client"}}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note})
+		row := []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Note}
+		if withTolerance {
+			row = []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note}
+		}
+		t.Rows = append(t.Rows, row)
 		if r.Server == nil || r.Client == nil {
 			continue
 		}

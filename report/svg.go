@@ -50,7 +50,7 @@ type series struct {
 func (s series) dash() string {
 	switch {
 	case s.dotted:
-		return "2 4"
+		return "0.1 6" // round dots with the round line cap
 	case s.dashed:
 		return "6 4"
 	}
@@ -299,10 +299,11 @@ func (b *svgWriter) rect(x, y, w, h float64, attrs string) {
 
 // legendItem is one entry of a chart legend.
 type legendItem struct {
-	name  string
-	color string
-	dash  string // stroke-dasharray of the line sample; "" solid
-	box   bool   // a filled square (bars) instead of a line sample
+	name   string
+	color  string
+	dash   string // stroke-dasharray of the line sample; "" solid
+	dotted bool   // round dots, as the series draws them
+	box    bool   // a filled square (bars) instead of a line sample
 }
 
 // layoutLegend places items in rows across the chart width and returns the
@@ -331,6 +332,9 @@ func (b *svgWriter) legend(items []legendItem, top float64) {
 			b.rect(xs[i], y-10, 18, 10, `fill="`+it.color+`"`)
 		} else {
 			attrs := `stroke="` + it.color + `" stroke-width="3"`
+			if it.dotted {
+				attrs = `stroke="` + it.color + `" stroke-width="4" stroke-linecap="round"`
+			}
 			if it.dash != "" {
 				attrs += ` stroke-dasharray="` + it.dash + `"`
 			}
@@ -429,7 +433,7 @@ func (c *chart) xySVG() string {
 	var items []legendItem
 	for i, s := range c.series {
 		if s.name != "" {
-			items = append(items, legendItem{name: s.name, color: color(i), dash: s.dash()})
+			items = append(items, legendItem{name: s.name, color: color(i), dash: s.dash(), dotted: s.dotted})
 		}
 	}
 	_, _, rows := layoutLegend(items)
@@ -468,6 +472,7 @@ func (c *chart) xySVG() string {
 	for i, s := range c.series {
 		c.path(&b, f, s, color(i))
 	}
+	b.vlineLabels(f, c.vlines, c.series)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
@@ -503,6 +508,9 @@ func (c *chart) path(b *svgWriter, f frame, s series, col string) {
 	}
 	if d.Len() > 0 {
 		attrs := `fill="none" stroke="` + col + `" stroke-width="2" stroke-linejoin="round"`
+		if s.dotted {
+			attrs = `fill="none" stroke="` + col + `" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"`
+		}
 		if d := s.dash(); d != "" {
 			attrs += ` stroke-dasharray="` + d + `"`
 		}
@@ -567,25 +575,80 @@ func (c *chart) histSVG() string {
 		b.rect(xa, f.sy(n), w, f.sy(0)-f.sy(n), `fill="`+color(0)+`"`)
 	}
 	b.vlines(f, c.vlines)
+	b.vlineLabels(f, c.vlines, nil)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
 
-// vlines draws vertical reference lines with their labels. Each label has
-// its own row at the top of the plot and sits beside its line (right of
-// it, or left when the right has no room), never across it and never
-// outside the plot; the labels' white halo (page CSS) keeps them readable
-// where another line crosses.
+// vlines draws vertical reference lines; vlineLabels their labels. Each
+// label has its own row at the top of the plot and sits beside its line
+// (right of it, or left when the right has no room), never across it and
+// never outside the plot, on a white box drawn over the other lines.
 func (b *svgWriter) vlines(f frame, lines []refLine) {
+	for _, l := range lines {
+		if finite(l.value) {
+			x := f.sx(l.value)
+			b.line(x, f.top, x, f.top+f.h, `class="ref"`)
+		}
+	}
+}
+
+// vlineLabels draws the labels of vlines, after everything else of the
+// plot so no line crosses them: in rows at the top of the plot, or at its
+// bottom when fewer points of the series lie there (a CDF's top right is
+// where its curve ends).
+func (b *svgWriter) vlineLabels(f frame, lines []refLine, ss []series) {
+	// The horizontal span the labels take, and the rows they need.
+	n, xlo, xhi := 0, math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		if finite(l.value) {
+			n++
+			lx, anchor := refLabelX(f, f.sx(l.value), l.label)
+			w := refCharW * float64(len([]rune(l.label)))
+			if anchor == "end" {
+				lx -= w
+			}
+			xlo, xhi = math.Min(xlo, lx), math.Max(xhi, lx+w)
+		}
+	}
+	band := float64(n)*refRowH + 4
+	top, bottom := 0, 0
+	for _, s := range ss {
+		for i := range s.xs {
+			if i >= len(s.ys) || !finite(s.xs[i]) || !finite(s.ys[i]) {
+				continue
+			}
+			if x := f.sx(s.xs[i]); x < xlo || x > xhi {
+				continue
+			}
+			switch y := f.sy(s.ys[i]); {
+			case y <= f.top+band:
+				top++
+			case y >= f.top+f.h-band:
+				bottom++
+			}
+		}
+	}
+	first := f.top + refRowH
+	if bottom < top {
+		first = f.top + f.h - band + refRowH
+	}
 	row := 0
 	for _, l := range lines {
 		if !finite(l.value) {
 			continue
 		}
 		x := f.sx(l.value)
-		b.line(x, f.top, x, f.top+f.h, `class="ref"`)
 		lx, anchor := refLabelX(f, x, l.label)
-		b.text(lx, f.top+refRowH+float64(row)*refRowH, anchor, "reflabel", l.label)
+		y := first + float64(row)*refRowH
+		// A backing box keeps the label readable where other lines cross it.
+		w := refCharW * float64(len([]rune(l.label)))
+		bx := lx
+		if anchor == "end" {
+			bx = lx - w
+		}
+		b.rect(bx-2, y-11, w+4, refRowH, `class="refbg"`)
+		b.text(lx, y, anchor, "reflabel", l.label)
 		row++
 	}
 }
