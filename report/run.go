@@ -128,8 +128,12 @@ func resultTables(r RunReport) []Table {
 	}
 	out = append(out, requestsTable(r), loadTable(r), latencyTable(r.Summary))
 	if ct, ok := continuityTable(r.Summary); ok {
+		dt, ok := stallTable(r.Summary)
+		if !ok {
+			ct.Notes = append(ct.Notes, "No response had an underrun or a stall.")
+		}
 		out = append(out, ct)
-		if dt, ok := stallTable(r.Summary); ok {
+		if ok {
 			out = append(out, dt)
 		}
 	}
@@ -338,15 +342,19 @@ func continuityTable(s *summary.Summary) (Table, bool) {
 	return ct, true
 }
 
-// stallTable holds the per-response distributions of underrun and stalls.
+// stallTable holds the per-response distributions of underrun and stalls;
+// false when there is none to show, or every figure is 0 (a table of zeros
+// says nothing the continuity table does not).
 func stallTable(s *summary.Summary) (Table, bool) {
 	t := Table{Title: "Underrun and stalls per response", Header: statsHeader("metric", s)}
+	nonzero := false
 	for _, m := range s.Metrics {
 		if slices.Contains(continuityMetrics, m.Name) {
 			t.Rows = append(t.Rows, statsRow(metricLabel(m), m.Summary, s))
+			nonzero = nonzero || Denoise(m.Summary.Max) != 0 || Denoise(m.Summary.Min) != 0
 		}
 	}
-	return t, len(t.Rows) > 0
+	return t, nonzero
 }
 
 // serverVsClientTable sets the server's figures beside the client's; each

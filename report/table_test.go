@@ -3,10 +3,14 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 func TestRenderFormats(t *testing.T) {
@@ -167,5 +171,48 @@ func TestCSVIsTidy(t *testing.T) {
 	want := "table,row,column,value\nRequests,completed,count,8\nLatency,ttfp (ms),n,8\nLatency,ttfp (ms),p50,155.8\n"
 	if got := buf.String(); got != want {
 		t.Errorf("csv =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRunTablesGroupStallsUnderContinuity(t *testing.T) {
+	recs := sampleRecords(200, 4) // late chunks: some responses stall
+	s := summary.Compute(recs, summary.Options{})
+	s.Mode = "closed"
+	tables := RunTables(RunReport{Header: *sampleHeader("tts-short"), Summary: s, Workload: WorkloadOf(recs)})
+	var titles []string
+	for _, tb := range tables {
+		titles = append(titles, tb.Title)
+	}
+	lat := slices.Index(titles, "Latency and real-time factor")
+	cont := slices.Index(titles, "Playback continuity")
+	stalls := slices.Index(titles, "Underrun and stalls per response")
+	if titles[0] != "Run" || lat < 0 || cont < lat || stalls != cont+1 {
+		t.Fatalf("tables %q: want Run first and the stall distributions right after continuity", titles)
+	}
+	for _, row := range tables[lat].Rows {
+		if strings.Contains(row[0], "stall") || strings.Contains(row[0], "underrun") || strings.Contains(row[0], "schedule_lag") {
+			t.Errorf("latency table has row %q", row[0])
+		}
+	}
+	if !slices.Contains(tables[stalls].Header, "p50") || slices.Contains(tables[stalls].Header, "median") {
+		t.Errorf("stall table header %q: p50 without a median beside it", tables[stalls].Header)
+	}
+	// Without any stall the distribution table of zeros goes, with a note.
+	for i := range recs {
+		if c := recs[i].Continuity; c != nil {
+			cp := *c
+			cp.MaxUnderrunS, cp.StallResume = 0, &results.PlayerResult{}
+			recs[i].Continuity = &cp
+		}
+	}
+	s = summary.Compute(recs, summary.Options{})
+	tables = RunTables(RunReport{Summary: s})
+	for _, tb := range tables {
+		if tb.Title == "Underrun and stalls per response" {
+			t.Errorf("a table of zeros is shown: %q", tb.Rows)
+		}
+		if tb.Title == "Playback continuity" && !slices.Contains(tb.Notes, "No response had an underrun or a stall.") {
+			t.Errorf("continuity notes %q", tb.Notes)
+		}
 	}
 }

@@ -23,7 +23,7 @@ func TestREADMEPathsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && e.Name() != ".git" {
 			top[e.Name()] = true
 		}
 	}
@@ -35,7 +35,7 @@ func TestREADMEPathsExist(t *testing.T) {
 	}
 	for _, m := range regexp.MustCompile("`([^`\n]+)`").FindAllStringSubmatch(string(data), -1) {
 		for _, tok := range strings.Fields(m[1]) {
-			tok = strings.Trim(tok, `.,;:()"'`)
+			tok = strings.TrimLeft(strings.TrimRight(tok, `.,;:()"'`), `("'`)
 			first, _, nested := strings.Cut(tok, "/")
 			switch {
 			case strings.Contains(tok, "://") || strings.ContainsAny(tok, "*<>{}$="):
