@@ -201,19 +201,15 @@ func layout(t Table, width int) []string {
 		return n
 	}
 	if width > 0 && total() > width {
-		// Wrap headers first, the most generous saving first.
-		for total() > width {
-			best, saving := -1, 0
-			for c := range cols {
-				floor := max(maxCell[c], longestWordLen(cell(t.Header, c)))
-				if s := widths[c] - floor; s > saving {
-					best, saving = c, s
-				}
-			}
-			if best < 0 {
+		// Wrap the headers first, all alike so they read as one block: onto
+		// two lines, and if that is not enough as far as their words allow.
+		for _, lines := range []int{2, 0} {
+			if total() <= width {
 				break
 			}
-			widths[best] -= min(saving, total()-width)
+			for c := range cols {
+				widths[c] = min(widths[c], headerWidth(cell(t.Header, c), maxCell[c], lines))
+			}
 		}
 		// Then wrap the widest text column's cells at spaces.
 		for total() > width {
@@ -280,6 +276,22 @@ func layout(t Table, width int) []string {
 		emit(r, false)
 	}
 	return out
+}
+
+// headerWidth is the narrowest width, at least the column's widest cell,
+// at which header wraps onto at most lines lines (0: no limit, down to its
+// longest word).
+func headerWidth(header string, widestCell, lines int) int {
+	floor := max(widestCell, longestWordLen(header))
+	if lines == 0 {
+		return floor
+	}
+	for w := floor; w < runeLen(header); w++ {
+		if len(wrapWords(header, w)) <= lines {
+			return w
+		}
+	}
+	return max(floor, runeLen(header))
 }
 
 // numericColumn reports whether every cell of column c reads as a figure
