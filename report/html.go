@@ -33,7 +33,9 @@ type HTMLReport struct {
 	// Runs describe a page over several runs (compare: A and B; a sweep:
 	// every level) when Header is nil: a figure the runs share is shown
 	// once, one that differs is listed per run.
-	Runs     []NamedHeader
+	Runs []NamedHeader
+	// Workload adds the request kinds and models to the page header.
+	Workload Workload
 	Sections []HTMLSection
 }
 
@@ -160,6 +162,7 @@ func buildPage(r HTMLReport) pageView {
 	case r.Header != nil:
 		p.Meta = headerRows(r.Header)
 		version = r.Header.Version
+		p.Meta = withWorkload(p.Meta, r.Workload)
 	case len(r.Runs) > 0:
 		p.Meta = runsRows(r.Runs)
 		version = r.Runs[0].Header.Version
@@ -219,6 +222,24 @@ func headerRows(h *results.Header) [][2]string {
 		add("flags", strings.Join(flags, " "))
 	}
 	return rows
+}
+
+// withWorkload inserts the kinds and models after the scenario row.
+func withWorkload(rows [][2]string, w Workload) [][2]string {
+	var add [][2]string
+	if len(w.Kinds) > 0 {
+		add = append(add, [2]string{"kind", strings.Join(w.Kinds, ", ")})
+	}
+	if len(w.Models) > 0 {
+		add = append(add, [2]string{"model", strings.Join(w.Models, ", ")})
+	}
+	at := len(rows)
+	for i, r := range rows {
+		if r[0] == "scenario" {
+			at = i + 1
+		}
+	}
+	return append(rows[:at:at], append(add, rows[at:]...)...)
 }
 
 // runsRows describes several runs: each row of headerRows once when every

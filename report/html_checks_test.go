@@ -230,3 +230,17 @@ func TestHTMLSLOsFirst(t *testing.T) {
 		t.Errorf("the first table of the page is not the SLO verdicts: %+v", secs[0].Tables[0].Title)
 	}
 }
+
+// TestHTMLRunHeaderSaysWhatRan: the page header names the kind and model
+// beside the scenario.
+func TestHTMLRunHeaderSaysWhatRan(t *testing.T) {
+	recs := sampleRecords(20, 1)
+	var rows []string
+	for _, r := range buildPage(HTMLReport{Header: sampleHeader("tts-short"), Workload: WorkloadOf(recs)}).Meta {
+		rows = append(rows, r[0]+"="+r[1])
+	}
+	i := slices.Index(rows, "scenario=tts-short")
+	if i < 0 || i+2 >= len(rows) || rows[i+1] != "kind=speech" || rows[i+2] != "model=Qwen3-Omni-30B-A3B" {
+		t.Errorf("page header rows %q", rows)
+	}
+}

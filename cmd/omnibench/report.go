@@ -65,9 +65,9 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			}
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open"})
 			s.Mode = h.Mode
-			rep := report.RunReport{Header: h, Summary: s}
+			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
 			if o.html != "" {
-				page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Sections: report.RunSections(rep, recs)}
+				page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, recs)}
 				if err := report.WriteHTMLFile(o.html, page); err != nil {
 					return fmt.Errorf("--html: %w", err)
 				}

@@ -67,7 +67,7 @@ func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, re
 	}
 	if r.html != "" {
 		h := outcome.Header
-		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Sections: report.RunSections(rep, outcome.Records)}
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, outcome.Records)}
 		if err := report.WriteHTMLFile(r.html, page); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}

@@ -125,6 +125,9 @@ func TestOutputsFitOnFastSimulator(t *testing.T) {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
 	assertFits(t, "report", out)
+	if !strings.Contains(out, "kind       speech-sse") || !strings.Contains(out, "model      Qwen/Qwen3-TTS-12Hz-1.7B-CustomVoice") {
+		t.Errorf("report of a saved run does not say what ran:\n%s", out)
+	}
 
 	for _, args := range [][]string{
 		{"replay", results, "--threshold", "50ms,100ms,200ms"},
