@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,6 +61,40 @@ func checkLabelsInside(t *testing.T, id string, svg *node) {
 	}
 }
 
+// checkSeriesPresent fails when a chart's legend promises a line the chart
+// does not draw; it returns how many entries it checked.
+func checkSeriesPresent(t *testing.T, id string, svg *node) int {
+	t.Helper()
+	drawn := map[string]bool{}
+	for _, p := range svg.all(func(n *node) bool { return n.name == "path" }) {
+		drawn[p.attrs["data-series"]] = true
+	}
+	for _, l := range svg.all(func(n *node) bool { return n.name == "text" && n.attrs["class"] == "lg" }) {
+		if !drawn[l.textOf()] {
+			t.Errorf("chart %q: the legend promises %q, which is not drawn", id, l.textOf())
+		}
+	}
+	return len(svg.all(func(n *node) bool { return n.name == "text" && n.attrs["class"] == "lg" }))
+}
+
+// TestHTMLSeriesWithoutData: a series with no point is not promised by the
+// legend as a line; its entry says it has no data.
+func TestHTMLSeriesWithoutData(t *testing.T) {
+	nan := math.NaN()
+	c := chart{id: "gappy", title: "TTFP vs level", xLabel: "concurrency", yLabel: "TTFP (ms)", series: []series{
+		{name: "p50", xs: []float64{1, 2}, ys: []float64{10, 12}},
+		{name: "p95", xs: []float64{1, 2}, ys: []float64{nan, nan}},
+	}}
+	root := parsePage(t, render(t, HTMLReport{Title: "t", Sections: []HTMLSection{{Title: "s", charts: []chart{c}}}}))
+	svg := charts(t, root)["gappy"]
+	if n := checkSeriesPresent(t, "gappy", svg); n != 1 {
+		t.Errorf("%d drawn legend entries, want 1 (p50)", n)
+	}
+	if !strings.Contains(svg.textOf(), "p95 (no data)") {
+		t.Errorf("the empty series' legend entry does not say so: %q", svg.textOf())
+	}
+}
+
 // TestHTMLReferenceLabelsInsidePlot: percentile labels of a CDF whose p99
 // sits at the right edge, and every other reference label of the run and
 // sweep pages, stay inside their plot area and off their own line.
@@ -76,8 +111,13 @@ func TestHTMLReferenceLabelsInsidePlot(t *testing.T) {
 	if got["edge-cdf"] == nil {
 		t.Fatal("edge chart missing")
 	}
+	legends := 0
 	for id, svg := range got {
 		checkLabelsInside(t, id, svg)
+		legends += checkSeriesPresent(t, id, svg)
+	}
+	if legends < 8 {
+		t.Errorf("only %d legend entries checked: the legend markup changed", legends)
 	}
 	// Each percentile label sits beside its line, not across it.
 	svg := got["edge-cdf"]

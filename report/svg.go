@@ -46,6 +46,16 @@ type series struct {
 	markers bool // dots at the points (few points, e.g. sweep levels)
 }
 
+// hasPoint reports whether s has a point to draw.
+func (s series) hasPoint() bool {
+	for i := range s.xs {
+		if i < len(s.ys) && finite(s.xs[i]) && finite(s.ys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // dash returns the stroke-dasharray of a series ("" for a solid line).
 func (s series) dash() string {
 	switch {
@@ -304,6 +314,7 @@ type legendItem struct {
 	dash   string // stroke-dasharray of the line sample; "" solid
 	dotted bool   // round dots, as the series draws them
 	box    bool   // a filled square (bars) instead of a line sample
+	absent bool   // the series has no point to draw
 }
 
 // layoutLegend places items in rows across the chart width and returns the
@@ -340,7 +351,11 @@ func (b *svgWriter) legend(items []legendItem, top float64) {
 			}
 			b.line(xs[i], y-5, xs[i]+20, y-5, attrs)
 		}
-		b.text(xs[i]+26, y, "", "", it.name)
+		class := "lg" // a line's legend entry: the chart draws a path of this name
+		if it.box || it.absent {
+			class = ""
+		}
+		b.text(xs[i]+26, y, "", class, it.name)
 	}
 }
 
@@ -432,9 +447,15 @@ func (c *chart) xySVG() string {
 	// legend entry.
 	var items []legendItem
 	for i, s := range c.series {
-		if s.name != "" {
-			items = append(items, legendItem{name: s.name, color: color(i), dash: s.dash(), dotted: s.dotted})
+		if s.name == "" {
+			continue
 		}
+		it := legendItem{name: s.name, color: color(i), dash: s.dash(), dotted: s.dotted}
+		if !s.hasPoint() {
+			it.name += " (no data)" // promised by the legend, so say why it is not drawn
+			it.absent = true
+		}
+		items = append(items, it)
 	}
 	_, _, rows := layoutLegend(items)
 	top := 40 + float64(rows)*legendRowH
