@@ -176,3 +176,27 @@ func TestListingsFit(t *testing.T) {
 	writeServeBanner(&buf, "http://127.0.0.1:8000", cfg)
 	assertFits(t, "serve", buf.String())
 }
+
+// TestWideLiftsTheLimit: --wide prints notes and cells unwrapped.
+func TestWideLiftsTheLimit(t *testing.T) {
+	t.Parallel()
+	url := startRunSim(t, runSimConfig(t))
+	for _, wide := range []bool{false, true} {
+		args := []string{"--url", url, "-n", "2", "--warmup", "0"}
+		if wide {
+			args = append(args, "--wide")
+		}
+		out, stderr, code, err := execRun(t, args...)
+		if code != 0 {
+			t.Fatalf("run %q: exit %d, %v\n%s", args, code, err, stderr)
+		}
+		const note = "RTF: server = generation time / audio duration, without network and queueing; client = the benchmark's audio_rtf (last chunk for chat, e2e for speech)"
+		w, _ := widestLine(out)
+		if wide && (w <= report.DefaultWidth || !strings.Contains(out, note)) {
+			t.Errorf("--wide: widest line %d, note on one line %v:\n%s", w, strings.Contains(out, note), out)
+		}
+		if !wide && (w > report.DefaultWidth || strings.Contains(out, note)) {
+			t.Errorf("default: widest line %d, note unwrapped %v", w, strings.Contains(out, note))
+		}
+	}
+}
