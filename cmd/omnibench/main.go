@@ -27,7 +27,7 @@ func main() {
 func run() int {
 	ctx, stop := interruptible(context.Background(), os.Stderr)
 	defer stop()
-	root := newRootCmd(version)
+	root := newRootCmd(versionString())
 	cmd, err := root.ExecuteContextC(ctx)
 	stderr := io.Writer(os.Stderr)
 	if cmd != nil {

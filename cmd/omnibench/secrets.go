@@ -23,7 +23,7 @@ func flagRedactor(f *pflag.FlagSet) *secret.Redactor {
 		vals = append(vals, k)
 	}
 	f.VisitAll(func(fl *pflag.Flag) {
-		for _, v := range flagValues(fl) {
+		for _, v := range flagElements(fl) {
 			switch {
 			case fl.Name == "header":
 				if _, value, ok := strings.Cut(v, ":"); ok {
@@ -44,8 +44,8 @@ func flagRedactor(f *pflag.FlagSet) *secret.Redactor {
 	return secret.New(vals...)
 }
 
-// flagValues are the values of a flag, one per element for list flags.
-func flagValues(fl *pflag.Flag) []string {
+// flagElements are the values of a flag, one per element for list flags.
+func flagElements(fl *pflag.Flag) []string {
 	if sv, ok := fl.Value.(pflag.SliceValue); ok {
 		return sv.GetSlice()
 	}
