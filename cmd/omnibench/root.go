@@ -41,6 +41,7 @@ own embedded simulator.`,
 		newABCmd(),
 	)
 	finishCommands(root) // help defaults and value completions of every command
+	redactErrors(root)   // returned errors are redacted like the output
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strings"
 
@@ -61,3 +62,46 @@ func redactOutputs(cmd *cobra.Command, _ []string) error {
 	cmd.SetErr(r.Writer(cmd.ErrOrStderr()))
 	return nil
 }
+
+// redactErrors wraps the RunE of cmd and of every command below it, so that
+// the error a command returns (which may quote a server or a gateway) is
+// redacted like its output, wherever it is printed.
+func redactErrors(cmd *cobra.Command) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			return redactError(flagRedactor(c.Flags()), run(c, args))
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		redactErrors(sub)
+	}
+}
+
+// redactError returns err with its message redacted, keeping its exit
+// status and its chain for errors.Is and errors.As.
+func redactError(r *secret.Redactor, err error) error {
+	if err == nil || r.Empty() {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err == nil {
+			return err
+		}
+		return &exitError{code: ee.code, err: redactError(r, ee.err)}
+	}
+	msg := r.String(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError is an error whose message had credentials removed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

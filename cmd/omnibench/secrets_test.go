@@ -127,7 +127,10 @@ func TestSecretsNeverOut(t *testing.T) {
 			"--html", filepath.Join(sub, "run.html"), "--junit", filepath.Join(sub, "slo.xml"),
 			"--slo", "error_rate<0.1", "--metrics-out", filepath.Join(sub, "client.prom"),
 		}
-		stdout, stderr, code, _ := execRun(t, append(base, args...)...)
+		stdout, stderr, code, err := execRun(t, append(base, args...)...)
+		if err != nil {
+			stderr += "\nomnibench: " + err.Error() // as main prints it
+		}
 		if code == 0 {
 			t.Errorf("run %d: exit 0 with half the requests failing, an SLO missed and a push refused", i)
 		}
