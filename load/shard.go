@@ -179,3 +179,21 @@ func (r *runner) begin(ctx context.Context, st *Stats) time.Time {
 	}
 	return start
 }
+
+// ParseStartAt parses an agreed start: an RFC 3339 time
+// ("2026-12-01T10:30:00Z") or "+DURATION" from now ("+30s").
+func ParseStartAt(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("start-at %q: want an RFC 3339 time such as 2026-12-01T10:30:00Z, or +DURATION from now such as +30s", s)
+		}
+		return now.Add(d).Round(0), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("start-at %q: want an RFC 3339 time such as 2026-12-01T10:30:00Z, or +DURATION from now such as +30s: %w", s, err)
+	}
+	return t, nil
+}

@@ -226,3 +226,23 @@ func TestStartAtInterruptible(t *testing.T) {
 		t.Errorf("err %v, stats %+v, %d arrivals; want an interrupted run with none", err, st, len(rec.sorted()))
 	}
 }
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"+30s":                        now.Add(30 * time.Second),
+		"+0s":                         now,
+		"2026-12-01T10:30:00Z":        now.Add(30 * time.Minute),
+		"2026-12-01T11:30:00.5+01:00": now.Add(30*time.Minute + 500*time.Millisecond),
+	} {
+		got, err := ParseStartAt(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseStartAt(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "30s", "+-1s", "+x", "10:30", "2026-12-01 10:30:00"} {
+		if _, err := ParseStartAt(bad, now); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+			t.Errorf("ParseStartAt(%q): error %v, want one naming the accepted forms", bad, err)
+		}
+	}
+}

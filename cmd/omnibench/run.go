@@ -79,6 +79,9 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
 func newRunCmd() *cobra.Command {
@@ -100,6 +103,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	o.addFlags(cmd.Flags())
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -345,6 +349,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return withExitCode(2, err)
+	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
 		return withExitCode(2, err)
@@ -401,6 +408,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil && outErr == nil {
+		outErr = err
+	}
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
