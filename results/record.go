@@ -137,6 +137,9 @@ type Header struct {
 	// processes; StartAt is the agreed wall-clock start of the measured
 	// phase (--start-at, RFC 3339) and StartLateS how long after it this
 	// process began (the timer's wake-up error when it was early).
+	// Warmup is the warm-up count of the run (per shard in a shard): the
+	// measured records are numbered from it.
+	Warmup     int     `json:"warmup,omitempty"`
 	ShardIndex int     `json:"shard_index,omitempty"`
 	ShardCount int     `json:"shard_count,omitempty"`
 	StartAt    string  `json:"start_at,omitempty"`
@@ -151,9 +154,10 @@ type Merged struct {
 	// StartSkewS is the spread of the shards' measured starts: the latest
 	// StartLateS less the earliest.
 	StartSkewS float64 `json:"start_skew_s"`
-	// WarmupDropped counts the shards' warm-up records, left out of the
-	// merge: each shard warms its own connections and numbers them alike.
-	WarmupDropped int `json:"warmup_dropped,omitempty"`
+	// Warmup counts the shards' warm-up records (each shard warms its own
+	// connections and numbers them from 0: the merge prefixes their ids with
+	// "shardI-").
+	Warmup int `json:"warmup,omitempty"`
 }
 
 // MergedShard is one shard of a merge.

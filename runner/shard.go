@@ -74,6 +74,7 @@ func (g *headerGate) open(h results.Header) error {
 
 // shardHeader fills the header fields of a shard and of an agreed start.
 func shardHeader(h *results.Header, cfg Config) {
+	h.Warmup = cfg.Load.Warmup
 	if s := cfg.Load.Shard; s.Count > 0 {
 		h.ShardIndex, h.ShardCount = s.Index, s.Count
 	}

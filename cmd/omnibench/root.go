@@ -33,6 +33,7 @@ own embedded simulator.`,
 		newSweepCmd(),
 		newCapacityCmd(),
 		newABCmd(),
+		newMergeCmd(),
 	)
 	return root
 }
