@@ -15,6 +15,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,6 +181,9 @@ func Merge(shards []Shard, opts Options) (*Result, error) {
 	info.StartSkewS = StartSkew(info.Shards)
 	res.Header = mergedHeader(chosen, info)
 	res.Before, res.After, res.ScrapeNote = snapshots(chosen)
+	if res.Before != nil && res.ScrapeNote == "" {
+		res.ScrapeNote = coverage(res)
+	}
 	return res, nil
 }
 
@@ -343,6 +347,36 @@ func snapshots(shards []Shard) (before, after *scrape.Snapshot, note string) {
 		before, after = nil, nil
 	}
 	return before, after, note
+}
+
+// coverage says when the snapshots do not enclose every measured request
+// ("" when they do): the before snapshot must precede the first send and
+// the after snapshot follow the last response's end, both on the agreed
+// start's clock. Warm-up is not checked: it has no agreed clock.
+func coverage(res *Result) string {
+	start, err := time.Parse(time.RFC3339Nano, res.Header.StartAt)
+	if err != nil {
+		return fmt.Sprintf("start_at %q is not an RFC 3339 time: cannot tell whether the snapshots enclose the test", res.Header.StartAt)
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, r := range res.Records {
+		if !r.Warmup {
+			first, last = min(first, r.SentS), max(last, r.SentS+r.E2ES)
+		}
+	}
+	if math.IsInf(first, 0) {
+		return ""
+	}
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	switch {
+	case res.Before.FetchedAt.After(at(first)):
+		return fmt.Sprintf("the before snapshot (%s) was taken after the first request was sent (%s): the server deltas miss the start of the test",
+			res.Before.FetchedAt.Format(time.RFC3339Nano), at(first).UTC().Format(time.RFC3339Nano))
+	case res.After.FetchedAt.Before(at(last)):
+		return fmt.Sprintf("the after snapshot (%s) was taken before the last response ended (%s): the server deltas miss the end of the test; give shard 0 a longer --settle",
+			res.After.FetchedAt.Format(time.RFC3339Nano), at(last).UTC().Format(time.RFC3339Nano))
+	}
+	return ""
 }
 
 // ScrapePrefix is where a shard's --save-scrapes files are expected beside

@@ -189,6 +189,16 @@ func TestMergeSnapshots(t *testing.T) {
 	if res.Before != shards[2].Before || res.After != shards[2].After || res.ScrapeNote != "" {
 		t.Errorf("took before %v after %v (%s), want the earliest and the latest", res.Before.FetchedAt, res.After.FetchedAt, res.ScrapeNote)
 	}
+	// The test's last response ends 1.611 s after (arrival 11: sent 1.101 s, e2e 0.51 s) the agreed start: an after
+	// snapshot at 1 s misses the end, and says so.
+	shards[2].After = snap(1)
+	shards[0].After = nil
+	if res, err = Merge(shards, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.ScrapeNote, "before the last response ended (2026-12-01T10:00:01.611Z)") {
+		t.Errorf("after snapshot at 1 s: note %q", res.ScrapeNote)
+	}
 	shards = testShards(3, 12, 0)
 	shards[1].Before = snap(-5)
 	res, err = Merge(shards, Options{})
