@@ -12,7 +12,6 @@
 package merge
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -50,7 +49,11 @@ type Options struct {
 // Result is the merged test.
 type Result struct {
 	Header  results.Header
-	Records []results.Record // measured records of every shard, in completion order
+	// Records are every shard's records, shard by shard in index order and
+	// in file order within a shard: exactly the concatenated files, so that
+	// sums (whose floating-point rounding depends on the order) come out
+	// bit-identical to a report over the concatenation.
+	Records []results.Record
 	// Before and After are the earliest before and the latest after
 	// snapshot across the shards; nil (with ScrapeNote) when no shard took
 	// one of them.
@@ -165,19 +168,6 @@ func Merge(shards []Shard, opts Options) (*Result, error) {
 	if len(problems) > 0 {
 		return nil, &Error{Problems: problems}
 	}
-	// One process writes records as they complete; all measured offsets are
-	// from the agreed start, so completion offsets order the shards' records
-	// alike. Warm-up (offsets from each shard's own warm-up start) comes
-	// first, as it does in every shard.
-	slices.SortStableFunc(res.Records, func(a, b results.Record) int {
-		if a.Warmup != b.Warmup {
-			if a.Warmup {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(a.SentS+a.E2ES, b.SentS+b.E2ES), cmp.Compare(a.Seq, b.Seq))
-	})
 	info.StartSkewS = StartSkew(info.Shards)
 	res.Header = mergedHeader(chosen, info)
 	res.Before, res.After, res.ScrapeNote = snapshots(chosen)

@@ -82,25 +82,21 @@ func TestMergeJoinsEveryRecordOnce(t *testing.T) {
 	if h.ShardCount != 0 || h.StartAt != startAt || h.StartedAt != "2026-12-01T09:59:50Z" || h.Flags["shard"] != "" || h.Flags["out"] != "" || h.Flags["rate"] != "10" {
 		t.Errorf("merged header %+v", h)
 	}
-	// Warm-up first, then in completion order (sent + e2e), as one process
-	// writes them.
-	for i, r := range res.Records {
-		if r.Warmup != (i < 6) {
-			t.Fatalf("record %d: warmup %v", i, r.Warmup)
+	// Shard by shard, in file order: the concatenation of the files.
+	var concat []results.Record
+	for _, s := range shards {
+		for _, r := range s.Records {
+			if r.Warmup {
+				r.ID = fmt.Sprintf("shard%d-%s", s.Header.ShardIndex, r.ID)
+			}
+			concat = append(concat, r)
 		}
 	}
-	for i := 7; i < len(res.Records); i++ {
-		a, b := res.Records[i-1], res.Records[i]
-		if a.SentS+a.E2ES > b.SentS+b.E2ES {
-			t.Fatalf("records %d and %d out of completion order", i-1, i)
-		}
+	if !reflect.DeepEqual(res.Records, concat) {
+		t.Errorf("merged records are not the concatenation of the shards'")
 	}
 	// The summary is that of the concatenated measured records: the
 	// merge approximates nothing.
-	var concat []results.Record
-	for _, s := range shards {
-		concat = append(concat, s.Records...)
-	}
 	opts := summary.Options{FromIntended: true}
 	got, _ := json.Marshal(summary.Compute(res.Records, opts))
 	ref, _ := json.Marshal(summary.Compute(concat, opts))
