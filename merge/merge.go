@@ -48,7 +48,7 @@ type Options struct {
 
 // Result is the merged test.
 type Result struct {
-	Header  results.Header
+	Header results.Header
 	// Records are every shard's records, shard by shard in index order and
 	// in file order within a shard: exactly the concatenated files, so that
 	// sums (whose floating-point rounding depends on the order) come out
@@ -103,6 +103,9 @@ func Merge(shards []Shard, opts Options) (*Result, error) {
 		return nil, &Error{Problems: problems}
 	}
 	chosen, notes, problems := pick(shards, opts)
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
+	}
 	ref := chosen[0]
 	for _, s := range chosen[1:] {
 		problems = append(problems, differences(ref, s)...)

@@ -250,3 +250,58 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 		})
 	}
 }
+
+// writeShardFile writes a results file of shard i/n with the given seed.
+func writeShardFile(t *testing.T, dir string, i, n int, seed int64) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := results.NewWriter(f)
+	h := results.Header{StartedAt: "2026-12-01T10:00:00Z", Seed: seed, Mode: "closed", Concurrency: n, ShardIndex: i, ShardCount: n, StartAt: "2026-12-01T10:00:05Z"}
+	if err := w.WriteHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	r := results.Record{ID: fmt.Sprintf("req-%06d", i), Seq: i, E2ES: 0.1}
+	if err := w.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestMergeCmdUnusableInput(t *testing.T) {
+	dir := t.TempDir()
+	s0 := writeShardFile(t, dir, 0, 3, 1)
+	s1 := writeShardFile(t, dir, 1, 3, 2)
+	out := filepath.Join(dir, "merged.jsonl")
+	for _, tc := range []struct {
+		args    []string
+		mention []string
+	}{
+		{[]string{"merge", s0, s1, "--out", out}, []string{"seed 2", "shard 2 of 3 missing"}},
+		{[]string{"merge", s0, s0, "--out", out}, []string{"shard 0: 2 files", "--keep FILE or --prefer newest"}},
+		{[]string{"merge", s0}, []string{"--out"}},
+		{[]string{"merge", filepath.Join(dir, "none.jsonl"), "--out", out}, []string{"none.jsonl"}},
+		{[]string{"run", "--shard", "auto/3"}, []string{"JOB_COMPLETION_INDEX is not set"}},
+		{[]string{"run", "--shard", "0/3", "-c", "2"}, []string{"concurrency 2 is split over 3 shards"}},
+		{[]string{"run", "--start-at", "soon"}, []string{"--start-at", "RFC 3339"}},
+	} {
+		t.Setenv("JOB_COMPLETION_INDEX", "")
+		_, _, code, err := runMetricsCmd(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", tc.args, code, err)
+			continue
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(err.Error(), m) {
+				t.Errorf("%v: error %q does not mention %q", tc.args, err, m)
+			}
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+}
