@@ -34,6 +34,7 @@ own embedded simulator.`,
 		newCapacityCmd(),
 		newABCmd(),
 		newMergeCmd(),
+		newKubeCmd(),
 	)
 	return root
 }
