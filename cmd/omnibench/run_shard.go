@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -69,4 +70,13 @@ func (s *shardOptions) writeScrapes(outcome *runner.Outcome, stderr io.Writer) e
 		}
 	}
 	return nil
+}
+
+// shardLabel is the exporter's shard label value: the index of a sharded
+// run, "" otherwise.
+func shardLabel(s load.Shard) string {
+	if !s.Sharded() {
+		return ""
+	}
+	return strconv.Itoa(s.Index)
 }
