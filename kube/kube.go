@@ -352,6 +352,7 @@ func Collector(p Params) (*corev1.Pod, error) {
 	}
 	linger := strconv.FormatInt(int64(p.Linger/time.Second), 10)
 	merged := path.Join(ResultsDir, "merged.jsonl")
+	done := path.Join(ResultsDir, "merge-exit-status")
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: CollectorName(p.Name), Namespace: p.Namespace,
@@ -361,9 +362,15 @@ func Collector(p Params) (*corev1.Pod, error) {
 			Containers: []corev1.Container{{
 				Name:  "collect",
 				Image: p.Image,
-				Command: []string{"/bin/sh", "-c", "omnibench merge " + ResultsDir + "/shard-*.jsonl --out " + merged +
-					"; code=$?; sleep " + linger + "; exit $code"},
+				Command: []string{"/bin/sh", "-c", "rm -f " + done + "; omnibench merge " + ResultsDir + "/shard-*.jsonl --out " + merged +
+					"; code=$?; echo $code > " + done + "; sleep " + linger + "; exit $code"},
 				VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}},
+				// Ready once the merge has ended (its exit status is in the
+				// file), so `kubectl wait --for=condition=Ready` then cp.
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", done}}},
+					PeriodSeconds: 2,
+				},
 			}},
 			Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.Name + "-results"}}}},

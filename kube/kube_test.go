@@ -257,6 +257,11 @@ func TestCommittedManifests(t *testing.T) {
 		!strings.Contains(d.pods[0].Spec.Containers[0].Command[2], "omnibench merge /results/shard-*.jsonl --out /results/merged.jsonl") {
 		t.Errorf("%s: collector %+v does not merge the test's claim %s", path, d.pods, claim)
 	}
+	if probe := d.pods[0].Spec.Containers[0].ReadinessProbe; probe == nil || probe.Exec == nil ||
+		!slices.Equal(probe.Exec.Command, []string{"test", "-e", "/results/merge-exit-status"}) ||
+		!strings.Contains(d.pods[0].Spec.Containers[0].Command[2], "echo $code > /results/merge-exit-status") {
+		t.Errorf("%s: the collector is not ready exactly when the merge has ended: %+v", path, probe)
+	}
 }
 
 func TestRenderVariants(t *testing.T) {
