@@ -7,42 +7,76 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
 )
 
+// Snapshot roles, the middle of a snapshot's file name.
+const (
+	RoleBefore = "before"
+	RoleAfter  = "after"
+)
+
+// snapshotExts are the extensions a snapshot is saved with, by format: the
+// scrape command's convention (.prom is text, which promtool reads).
+var snapshotExts = []string{".prom", ".om", ".pb"}
+
+// SnapshotPath is where a snapshot of role is saved for prefix:
+// PREFIX.before.prom (text), .om (OpenMetrics) or .pb (protobuf), by the
+// Content-Type it was served with.
+func SnapshotPath(prefix, role, contentType string) string {
+	ext := ".prom"
+	switch ct := strings.ToLower(contentType); {
+	case strings.Contains(ct, "protobuf"):
+		ext = ".pb"
+	case strings.Contains(ct, "openmetrics"):
+		ext = ".om"
+	}
+	return prefix + "." + role + ext
+}
+
 // ReadShard reads a shard's results file and the snapshots its
 // --save-scrapes left beside it (ScrapePrefix(path) + ".before.prom" and
-// ".after.prom"), when they exist.
+// ".after.prom", or .om or .pb), when they exist.
 func ReadShard(path string) (Shard, error) {
 	h, recs, err := results.ReadFile(path)
 	if err != nil {
 		return Shard{}, err
 	}
 	s := Shard{Path: path, Header: h, Records: recs}
-	if s.Before, err = readSnapshotIfAny(ScrapePrefix(path) + ".before.prom"); err != nil {
+	if s.Before, err = findSnapshot(ScrapePrefix(path), RoleBefore); err != nil {
 		return Shard{}, err
 	}
-	if s.After, err = readSnapshotIfAny(ScrapePrefix(path) + ".after.prom"); err != nil {
+	if s.After, err = findSnapshot(ScrapePrefix(path), RoleAfter); err != nil {
 		return Shard{}, err
 	}
 	return s, nil
 }
 
-func readSnapshotIfAny(path string) (*scrape.Snapshot, error) {
-	snap, err := scrape.ReadSnapshot(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// findSnapshot reads the one snapshot of role saved for prefix, if any.
+func findSnapshot(prefix, role string) (*scrape.Snapshot, error) {
+	var found *scrape.Snapshot
+	for _, ext := range snapshotExts {
+		p := prefix + "." + role + ext
+		snap, err := scrape.ReadSnapshot(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		if found != nil {
+			return nil, fmt.Errorf("merge: two %s snapshots for %s: %s and %s; keep one", role, prefix, found.Path, p)
+		}
+		if snap.FetchedAt.IsZero() {
+			return nil, fmt.Errorf("merge: %s: a snapshot without its fetch time (a bare exposition file?): the merge needs the time to order snapshots", p)
+		}
+		found = snap
 	}
-	if err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
-	}
-	if snap.FetchedAt.IsZero() {
-		return nil, fmt.Errorf("merge: %s: a snapshot without its fetch time (a bare exposition file?): the merge needs the time to order snapshots", path)
-	}
-	return snap, nil
+	return found, nil
 }
 
 // WriteFiles writes the merged results to path, and the chosen snapshots
@@ -67,12 +101,12 @@ func (r *Result) WriteFiles(path string) ([]string, error) {
 	var written []string
 	for _, s := range []struct {
 		snap *scrape.Snapshot
-		name string
-	}{{r.Before, ".before.prom"}, {r.After, ".after.prom"}} {
+		role string
+	}{{r.Before, RoleBefore}, {r.After, RoleAfter}} {
 		if s.snap == nil {
 			continue
 		}
-		p := ScrapePrefix(path) + s.name
+		p := SnapshotPath(ScrapePrefix(path), s.role, s.snap.ContentType)
 		if filepath.Clean(p) == filepath.Clean(s.snap.Path) {
 			written = append(written, p) // merging into the shard's own name: already there
 			continue

@@ -278,4 +278,25 @@ func TestMergeFiles(t *testing.T) {
 	if _, err := ReadShard(shards[1].Path); err == nil || !strings.Contains(err.Error(), bare) {
 		t.Errorf("bare exposition: %v", err)
 	}
+	// Two files of one role: which one the shard took cannot be told.
+	s := &scrape.Snapshot{ContentType: "application/openmetrics-text; version=1.0.0", FetchedAt: at, Body: []byte("x 1\n# EOF\n")}
+	if err := s.WriteFile(filepath.Join(dir, "shard-0.before.om")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadShard(shards[0].Path); err == nil || !strings.Contains(err.Error(), "two before snapshots") {
+		t.Errorf("two before snapshots: %v", err)
+	}
+}
+
+func TestSnapshotPath(t *testing.T) {
+	for ct, want := range map[string]string{
+		"text/plain; version=0.0.4; charset=utf-8": "x.before.prom",
+		"": "x.before.prom",
+		"application/openmetrics-text; version=1.0.0; charset=utf-8":                                   "x.before.om",
+		"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited": "x.before.pb",
+	} {
+		if got := SnapshotPath("x", RoleBefore, ct); got != want {
+			t.Errorf("SnapshotPath(%q) = %s, want %s", ct, got, want)
+		}
+	}
 }

@@ -184,14 +184,19 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 
 			// The server's deltas between shard 0's snapshots are the
 			// merged counts.
-			before, err := scrape.ReadSnapshot(filepath.Join(dir, "merged.before.prom"))
-			if err != nil {
-				t.Fatal(err)
+			// Saved as .prom, .om or .pb by the format the server served.
+			snapshot := func(role string) *scrape.Snapshot {
+				paths, _ := filepath.Glob(filepath.Join(dir, "merged."+role+".*"))
+				if len(paths) != 1 {
+					t.Fatalf("merged %s snapshots: %v, want one", role, paths)
+				}
+				snap, err := scrape.ReadSnapshot(paths[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return snap
 			}
-			after, err := scrape.ReadSnapshot(filepath.Join(dir, "merged.after.prom"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			before, after := snapshot("before"), snapshot("after")
 			bf, err := before.Families()
 			if err != nil {
 				t.Fatal(err)
@@ -217,7 +222,7 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			if got, found := d.CounterDelta("audio_frames_total", nil); !found || got != float64(frames) {
 				t.Errorf("server audio_frames_total delta %v (found %v), merged frames %d", got, found, frames)
 			}
-			runBinary(t, ctx, bin, "check", filepath.Join(dir, "merged.before.prom"), filepath.Join(dir, "merged.after.prom"), "--run", merged)
+			runBinary(t, ctx, bin, "check", before.Path, after.Path, "--run", merged)
 
 			// The merged report is the report of the concatenated records.
 			var concat bytes.Buffer

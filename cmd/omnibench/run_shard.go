@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/merge"
 	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/scrape"
 )
 
 // shardOptions are run's flags for one part of a test split over several
@@ -24,7 +26,7 @@ type shardOptions struct {
 func (s *shardOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&s.shard, "shard", "", "run shard I/N of the test (I from 0), or auto/N to take I from $"+load.ShardIndexEnv+" (a Kubernetes Indexed Job)")
 	f.StringVar(&s.startAt, "start-at", "", "warm up, then wait until this wall-clock time (RFC 3339, or +30s from now) and measure from it; shards need NTP-synchronised clocks")
-	f.StringVar(&s.saveScrapes, "save-scrapes", "", "write the server snapshots as PREFIX.before.prom and PREFIX.after.prom (read by merge and check)")
+	f.StringVar(&s.saveScrapes, "save-scrapes", "", "write the server snapshots as PREFIX.before.prom and PREFIX.after.prom (.om, .pb by the format served; read by merge and check)")
 }
 
 // apply sets the shard and the agreed start on cfg.
@@ -59,13 +61,14 @@ func (s *shardOptions) writeScrapes(outcome *runner.Outcome, stderr io.Writer) e
 		fmt.Fprintf(stderr, "omnibench: --save-scrapes: no snapshot to write (%s)\n", outcome.ScrapeNote)
 		return nil
 	}
-	if outcome.Before != nil {
-		if err := outcome.Before.WriteFile(s.saveScrapes + ".before.prom"); err != nil {
-			return fmt.Errorf("--save-scrapes: %w", err)
+	for _, snap := range []struct {
+		s    *scrape.Snapshot
+		role string
+	}{{outcome.Before, merge.RoleBefore}, {outcome.After, merge.RoleAfter}} {
+		if snap.s == nil {
+			continue
 		}
-	}
-	if outcome.After != nil {
-		if err := outcome.After.WriteFile(s.saveScrapes + ".after.prom"); err != nil {
+		if err := snap.s.WriteFile(merge.SnapshotPath(s.saveScrapes, snap.role, snap.s.ContentType)); err != nil {
 			return fmt.Errorf("--save-scrapes: %w", err)
 		}
 	}
