@@ -37,6 +37,11 @@ func (s *shardOptions) apply(cfg *runner.Config) error {
 			return fmt.Errorf("--shard: %w", err)
 		}
 		cfg.Load.Shard = sh
+		if _, staged := cfg.Flags["stages"]; staged && sh.Sharded() {
+			// Stage targets are worker counts of one process: every shard
+			// would run all of them. Not split (yet): refuse, not N times the load.
+			return fmt.Errorf("--shard with --stages: stage targets are not split over shards; give each shard its share of the targets, or use -c with --ramp-up")
+		}
 	}
 	if s.startAt != "" {
 		at, err := load.ParseStartAt(s.startAt, time.Now())
