@@ -248,6 +248,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
+	announceStart(cfg)
 	lstats, runErr := load.Run(ctx, lcfg, job)
 	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {

@@ -92,3 +92,21 @@ func shardScrapeNote(cfg Config) string {
 	}
 	return ""
 }
+
+// announceStart tells the log when the measured phase of a run with an
+// agreed start begins, so a wait of minutes is not mistaken for a hang.
+func announceStart(cfg Config) {
+	at := cfg.Load.StartAt
+	if at.IsZero() {
+		return
+	}
+	who := "the run"
+	if s := cfg.Load.Shard; s.Count > 0 {
+		who = "shard " + s.String()
+	}
+	if wait := time.Until(at); wait > 0 {
+		fmt.Fprintf(cfg.Log, "omnibench: %s measures from %s (in %v, after its warm-up)\n", who, at.UTC().Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(cfg.Log, "omnibench: %s starts %v after the agreed start %s: its first arrivals are late by that much\n", who, (-wait).Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	}
+}
