@@ -224,6 +224,10 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			}
 			runBinary(t, ctx, bin, "check", before.Path, after.Path, "--run", merged)
 
+			// The other readers of results take the merge like any run.
+			runBinary(t, ctx, bin, "compare", ref, merged)
+			runBinary(t, ctx, bin, "replay", merged)
+
 			// The merged report is the report of the concatenated records.
 			var concat bytes.Buffer
 			w := results.NewWriter(&concat)
