@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -98,10 +99,38 @@ func TestMergeJoinsEveryRecordOnce(t *testing.T) {
 	// The summary is that of the concatenated measured records: the
 	// merge approximates nothing.
 	opts := summary.Options{FromIntended: true}
-	got, _ := json.Marshal(summary.Compute(res.Records, opts))
-	ref, _ := json.Marshal(summary.Compute(concat, opts))
+	got, err := json.Marshal(summary.Compute(res.Records, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := json.Marshal(summary.Compute(concat, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if string(got) != string(ref) {
 		t.Errorf("merged summary\n%s\nconcatenated\n%s", got, ref)
+	}
+	// SLOs evaluate on the merge as on the concatenation; the p99 is the
+	// records' own (62 ms here), never above their maximum.
+	slos, err := slo.ParseAll([]string{"audio_ttfp_p99<61ms", "audio_ttfp_p50<60ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mergedSum, concatSum := summary.Compute(res.Records, opts), summary.Compute(concat, opts)
+	gotV, err := json.Marshal(slo.Evaluate(slos, mergedSum, res.Records))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refV, err := json.Marshal(slo.Evaluate(slos, concatSum, concat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(gotV) != string(refV) {
+		t.Errorf("SLO verdicts on the merge\n%s\non the concatenation\n%s", gotV, refV)
+	}
+	verdicts := slo.Evaluate(slos, mergedSum, res.Records)
+	if len(verdicts) != 2 || verdicts[0].Pass || !verdicts[1].Pass {
+		t.Errorf("verdicts %s: want p99 missed (61.89 ms), p50 met (56.5 ms)", gotV)
 	}
 }
 

@@ -20,8 +20,10 @@ func newKubeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kube",
 		Short: "Kubernetes: render the manifests that run one test as N pods",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return withExitCode(2, cmd.Help()) },
+		Example: `  omnibench kube render --shards 4 --url http://vllm-omni.default.svc:8000 -- --rate 40 -d 5m | kubectl apply -f -
+  omnibench kube render --collector | kubectl apply -f -`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return withExitCode(2, cmd.Help()) },
 	}
 	cmd.AddCommand(newKubeRenderCmd())
 	return cmd
