@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/kube"
 	"github.com/omnibench/omnibench/load"
@@ -124,13 +123,11 @@ func (o *kubeRenderOptions) prepare(runArgs []string) error {
 		return err
 	}
 
+	// The run command itself parses the flags, so every flag run has is
+	// known here and nothing else is.
 	ro := &runOptions{}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs := newRunCmdWith(ro).Flags()
 	fs.SetOutput(new(strings.Builder))
-	ro.addFlags(fs)
-	ro.metrics.addFlags(fs)
-	ro.outputs.addFlags(fs)
-	ro.shard.addFlags(fs)
 	if err := fs.Parse(runArgs); err != nil {
 		return fmt.Errorf("run flags after --: %w", err)
 	}

@@ -87,8 +87,11 @@ type runOptions struct {
 	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
