@@ -309,6 +309,10 @@ func TestRenderRefuses(t *testing.T) {
 			t.Errorf("error %v, want one mentioning %q", err, tc.mention)
 		}
 	}
+	p.Results = ResultsEmptyDir
+	if err := RenderCollector(new(bytes.Buffer), p); err == nil || !strings.Contains(err.Error(), "kubectl cp from each pod") {
+		t.Errorf("a collector for per-pod emptyDirs: %v", err)
+	}
 }
 
 // The Prometheus scrape configuration that collects every pod's exporter
