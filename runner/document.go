@@ -62,8 +62,8 @@ type ServerDocument struct {
 
 // SnapshotDocument describes one /metrics snapshot. The raw body is not
 // embedded (a large exposition made summaries of tens of megabytes): it is
-// written next to the summary when asked (Config.SaveSnapshots), and File
-// names it.
+// written next to the summary when asked (run --save-scrapes), and File
+// names it (Outcome.BeforeFile, AfterFile).
 type SnapshotDocument struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	ContentType string    `json:"content_type"`

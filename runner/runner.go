@@ -63,11 +63,6 @@ type Config struct {
 	// package's defaults); a larger one becomes a note like a failed scrape.
 	ScrapeMaxBytes   int64
 	ScrapeMaxSamples int
-	// SaveSnapshots, when set, is a path prefix: the two /metrics
-	// snapshots are written to PREFIX.before.prom and PREFIX.after.prom
-	// (snapshot files that diff and check read). The summary never embeds
-	// them.
-	SaveSnapshots string
 
 	// Out receives the results JSONL as the run goes (nil: none).
 	Out io.Writer
@@ -112,7 +107,9 @@ type Outcome struct {
 	After      *scrape.Snapshot
 	Delta      *scrape.Delta
 	ScrapeNote string // why there was no scrape, when there was none
-	// BeforeFile and AfterFile are the snapshot files written (SaveSnapshots).
+	// BeforeFile and AfterFile name the files the caller saves Before and
+	// After to (run --save-scrapes); the summary points at them instead of
+	// embedding the bodies.
 	BeforeFile, AfterFile string
 
 	Interrupted bool
@@ -171,6 +168,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		metricsURL = target + "/metrics"
 	}
 	out := &Outcome{MetricsURL: redactURL(metricsURL)}
+	if note := shardScrapeNote(cfg); note != "" {
+		out.ScrapeNote = note
+		cfg.Scrape = ScrapeOff
+	}
 	if cfg.Scrape != ScrapeOff {
 		snap, err := cfg.ScrapeOptions().Fetch(ctx, metricsURL)
 		switch {
@@ -217,9 +218,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Arrival:       cfg.Load.Arrival,
 		Flags:         redactFlags(cfg.Redact, cfg.Flags),
 	}
-	var w *results.Writer
+	shardHeader(&out.Header, cfg)
+	var w *headerGate
 	if cfg.Out != nil {
-		w = results.NewWriter(cfg.Out)
+		w = newHeaderGate(results.NewWriter(cfg.Out), !cfg.Load.StartAt.IsZero())
 		if err := w.WriteHeader(out.Header); err != nil {
 			return nil, err
 		}
@@ -269,6 +271,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.OnDrop != nil {
 		lcfg.OnDrop = cfg.OnDrop
 	}
+	lcfg.OnBegin = func(late time.Duration) {
+		out.Header.StartLateS = late.Seconds()
+		if w != nil {
+			if err := w.open(out.Header); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+	}
 	var stopProgress func()
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
@@ -282,6 +292,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			fmt.Fprintf(cfg.Log, "omnibench: interrupted: cancelling %d in-flight requests\n", n)
 		}
 	})
+	announceStart(cfg)
 	lstats, runErr := load.Run(ctx, lcfg, job)
 	stopNotice()
 	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
@@ -289,6 +300,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		stopProgress()
 	}
 	out.Load = lstats
+	if w != nil { // interrupted before the measured phase began
+		if err := w.open(out.Header); err != nil {
+			writeOnce.Do(func() { writeErr = err })
+		}
+	}
 	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
 	if out.Interrupted {
 		out.InterruptedDuring = InterruptedLoad
@@ -317,15 +333,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			} else {
 				out.Delta = d
 			}
-		}
-	}
-
-	if cfg.SaveSnapshots != "" {
-		var errs []error
-		out.BeforeFile, errs = saveSnapshot(out.Before, cfg.SaveSnapshots+".before.prom", errs)
-		out.AfterFile, errs = saveSnapshot(out.After, cfg.SaveSnapshots+".after.prom", errs)
-		if err := errors.Join(errs...); err != nil && writeErr == nil {
-			writeErr = err
 		}
 	}
 

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/omnibench/omnibench/scrape"
 )
@@ -31,16 +30,4 @@ func scrapeHint(err error) string {
 		return " (raise --scrape-max-samples to read it)"
 	}
 	return ""
-}
-
-// saveSnapshot writes snap (when there is one) to path, returning the path
-// written and errs with any failure appended.
-func saveSnapshot(snap *scrape.Snapshot, path string, errs []error) (string, []error) {
-	if snap == nil {
-		return "", errs
-	}
-	if err := snap.WriteFile(path); err != nil {
-		return "", append(errs, fmt.Errorf("--save-snapshots: %w", err))
-	}
-	return path, errs
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,16 +139,15 @@ func exposition(t *testing.T, n int) string {
 	return srv.URL + "/metrics"
 }
 
-// The summary describes the snapshots without embedding them; with
-// SaveSnapshots they are written as snapshot files next to it.
+// The summary describes the snapshots (time, type, size, file) without
+// embedding their bodies.
 func TestRunSnapshotsNotEmbedded(t *testing.T) {
 	wl := chatWorkload(t)
 	sim := startSim(t, wl, nil)
 	cfg := baseConfig(sim.URL, wl, 2, 1)
 	cfg.MetricsURL = exposition(t, 20_000)
-	prefix := filepath.Join(t.TempDir(), "run")
-	cfg.SaveSnapshots = prefix
 	out := mustRun(t, cfg)
+	out.BeforeFile = "run.before.prom"
 	data, err := json.Marshal(out.Document())
 	if err != nil {
 		t.Fatal(err)
@@ -158,21 +156,8 @@ func TestRunSnapshotsNotEmbedded(t *testing.T) {
 		t.Errorf("the summary is %d bytes and embeds the exposition", len(data))
 	}
 	doc := out.Document()
-	if doc.Server.Before.Bytes != len(out.Before.Body) || doc.Server.Before.File != prefix+".before.prom" || doc.Server.After.File != prefix+".after.prom" {
+	if doc.Server.Before.Bytes != len(out.Before.Body) || doc.Server.After.Bytes != len(out.After.Body) || doc.Server.Before.File != "run.before.prom" {
 		t.Errorf("snapshot documents %+v %+v", doc.Server.Before, doc.Server.After)
-	}
-	for _, f := range []string{prefix + ".before.prom", prefix + ".after.prom"} {
-		snap, err := scrape.ReadSnapshot(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := snap.Families()
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if fam, ok := fs.Lookup("big_gauge"); !ok || len(fam.Series) != 20_000 {
-			t.Errorf("%s does not hold the exposition", f)
-		}
 	}
 }
 

@@ -165,3 +165,44 @@ func TestABHungScrapeIsANote(t *testing.T) {
 		t.Errorf("arm A metrics error %q, want the hung scrape named", doc.A.Metrics.Error)
 	}
 }
+
+// --save-scrapes writes the snapshots as files diff reads, and the summary
+// names them instead of embedding their bodies.
+func TestRunSummaryNamesSavedScrapes(t *testing.T) {
+	url := startRunSim(t, runSimConfig(t))
+	dir := t.TempDir()
+	sum, prefix := filepath.Join(dir, "run.json"), filepath.Join(dir, "run")
+	_, stderr, code, err := execRun(t, "--url", url, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
+		"--summary", sum, "--save-scrapes", prefix)
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	doc := decodeRunDocument(t, sum, []byte(readTestFile(t, sum)))
+	if doc.Server == nil || doc.Server.Before == nil || doc.Server.After == nil {
+		t.Fatalf("no snapshots described: %+v", doc.Server)
+	}
+	data := readTestFile(t, sum)
+	if strings.Contains(data, "# HELP") || strings.Contains(data, `"body"`) {
+		t.Error("the summary embeds a snapshot body")
+	}
+	for _, s := range []struct {
+		file  string
+		bytes int
+	}{{doc.Server.Before.File, doc.Server.Before.Bytes}, {doc.Server.After.File, doc.Server.After.Bytes}} {
+		if !strings.HasPrefix(s.file, prefix+".") || s.bytes == 0 {
+			t.Errorf("snapshot file %q, %d bytes", s.file, s.bytes)
+			continue
+		}
+		if _, err := os.Stat(s.file); err != nil {
+			t.Errorf("the summary names %s, which was not written: %v", s.file, err)
+		}
+	}
+	root := newRootCmd("test")
+	var out bytes.Buffer
+	root.SetArgs([]string{"diff", doc.Server.Before.File, doc.Server.After.File})
+	root.SetOut(&out)
+	root.SetErr(&out)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Errorf("diff of the saved scrapes: %v\n%s", err, out.String())
+	}
+}

@@ -39,6 +39,8 @@ own embedded simulator.`,
 		newSweepCmd(),
 		newCapacityCmd(),
 		newABCmd(),
+		newMergeCmd(),
+		newKubeCmd(),
 	)
 	finishCommands(root) // help defaults and value completions of every command
 	redactErrors(root)   // returned errors are redacted like the output

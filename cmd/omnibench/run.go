@@ -77,7 +77,6 @@ type runOptions struct {
 	scrapeTimeout    time.Duration
 	scrapeMaxBytes   int64
 	scrapeMaxSamples int
-	saveSnapshots    string
 
 	// embedded simulator
 	simCapacity int
@@ -88,10 +87,16 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -114,6 +119,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -164,7 +170,6 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
 	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
 	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
-	f.StringVar(&o.saveSnapshots, "save-snapshots", "", "write the /metrics snapshots to PREFIX.before.prom and PREFIX.after.prom (the summary does not embed them)")
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -363,7 +368,6 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeTimeout:    o.scrapeTimeout,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
-		SaveSnapshots:    o.saveSnapshots,
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           flagRedactor(f),
 	}
@@ -377,6 +381,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	if err := checkOutputPaths(o.outputFlags()...); err != nil {
 		return err
+	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return withExitCode(2, err)
 	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
@@ -417,6 +424,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 	}
 	rep := outcome.Report()
+	o.shard.nameScrapes(outcome) // the summary names the snapshot files instead of embedding them
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
@@ -438,6 +446,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		outErrs = append(outErrs, fmt.Errorf("writing the report: %w", err))
 	}
 	outErrs = append(outErrs, o.outputs.finishOutputs(stderr, outcome, rep, verdicts))
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil {
+		outErrs = append(outErrs, err)
+	}
 	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")

@@ -323,9 +323,6 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 		defer f.Close()
 		outFile, cfg.Out = f, f
 	}
-	if cfg.SaveSnapshots != "" {
-		cfg.SaveSnapshots = levelPath(cfg.SaveSnapshots, lr.axis, level) // one pair per level
-	}
 	outcome, err := runner.Run(ctx, cfg)
 	if outcome == nil {
 		return sweep.Measurement{}, err
