@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"strings"
@@ -126,6 +127,7 @@ type realtimeTurn struct {
 	format    wav.Format
 	fmtKnown  bool
 	lastTextS float64
+	sink      io.Writer
 
 	benchFirst, benchLast time.Time
 	benchText             time.Time
@@ -163,7 +165,7 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 		if i == 0 {
 			rec.ConnectS = dialTook.Seconds()
 		}
-		rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec}
+		rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: t.audioOut(i)}
 		f = rt.run(ctx, cn, i, sess.Texts[i])
 		if f != nil {
 			rec.ErrorClass, rec.Error = f.class, f.err.Error()
@@ -413,7 +415,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		return fatal(results.ErrMalformed, "event %d: audio format changed from %d Hz/%d ch/%d bit to %d Hz/%d ch/%d bit", rt.events,
 			rt.format.SampleRate, rt.format.Channels, rt.format.BitsPerSample, f.SampleRate, f.Channels, f.BitsPerSample)
 	}
-	client.AddChunk(rt.rec, off, len(pcm))
+	addChunk(rt.rec, rt.sink, off, pcm)
 	return nil
 }
 

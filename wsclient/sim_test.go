@@ -252,4 +252,3 @@ func TestBenchFormulas(t *testing.T) {
 		t.Errorf("rtf %v for no audio, want nil", *r)
 	}
 }
-

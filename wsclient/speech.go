@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"time"
@@ -80,6 +81,7 @@ type speechTurn struct {
 	format   wav.Format
 	fmtKnown bool
 	srvErr   *failure // the first error message or audio.done error
+	sink     io.Writer
 	sawText  bool
 }
 
@@ -112,7 +114,7 @@ func (c *Client) runSpeech(ctx context.Context, sess Session, t Turn) {
 		if i == 0 {
 			rec.ConnectS = dialTook.Seconds()
 		}
-		st := &speechTurn{c: c, sess: sess, rec: rec}
+		st := &speechTurn{c: c, sess: sess, rec: rec, sink: t.audioOut(i)}
 		f = st.run(ctx, cn, sess.Texts[i])
 		if f != nil {
 			rec.ErrorClass, rec.Error = f.class, f.err.Error()
@@ -331,7 +333,7 @@ func (st *speechTurn) message(m message) (done bool, f *failure) {
 			}
 		}
 		st.wire += int64(len(pcm))
-		client.AddChunk(rec, off, len(pcm))
+		addChunk(rec, st.sink, off, pcm)
 		if len(pcm) == 0 && len(msg.Timestamps) > 0 && string(msg.Timestamps) != "null" {
 			var ws []struct {
 				Word string `json:"word"`
@@ -379,7 +381,7 @@ func (st *speechTurn) binary(p []byte, off float64) *failure {
 		if len(p)%2 != 0 {
 			return fatal(results.ErrMalformed, "message %d: binary frame of %d bytes is not whole s16le samples", st.events, len(p))
 		}
-		client.AddChunk(st.rec, off, len(p))
+		addChunk(st.rec, st.sink, off, p)
 	case SpeechFile:
 		if st.rec.AudioBytes > 0 || st.fmtKnown {
 			return fatal(results.ErrMalformed, "message %d: a second binary frame in one utterance; the non-streaming mode sends exactly one file", st.events)
@@ -394,7 +396,7 @@ func (st *speechTurn) binary(p []byte, off float64) *failure {
 		if ff := st.setFormat(f); ff != nil {
 			return ff
 		}
-		client.AddChunk(st.rec, off, len(pcm))
+		addChunk(st.rec, st.sink, off, pcm)
 	default:
 		return fatal(results.ErrMalformed, "message %d: a binary frame in word-timestamps mode, where audio comes as audio.chunk", st.events)
 	}

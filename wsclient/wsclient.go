@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -162,6 +163,27 @@ func SpeechModes() []string { return []string{SpeechStream, SpeechFile, SpeechTi
 type Turn struct {
 	Begin func(i int) *results.Record
 	End   func(i int, rec *results.Record)
+	// Audio, when set, gives the writer that receives the PCM of record i
+	// (headers stripped) in arrival order, for saving what a listener hears.
+	Audio func(i int) io.Writer
+}
+
+// audioOut is t's writer for record i, or nil.
+func (t Turn) audioOut(i int) io.Writer {
+	if t.Audio == nil {
+		return nil
+	}
+	return t.Audio(i)
+}
+
+// addChunk records one chunk and copies its PCM to the audio sink; a
+// failing sink must not fail the measurement, so its error is dropped here
+// and surfaces where the caller writes the file.
+func addChunk(rec *results.Record, out io.Writer, off float64, pcm []byte) {
+	client.AddChunk(rec, off, len(pcm))
+	if out != nil && len(pcm) > 0 {
+		_, _ = out.Write(pcm)
+	}
 }
 
 // Run runs one session. It never panics and always ends every record it
