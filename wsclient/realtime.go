@@ -277,7 +277,10 @@ func (rt *realtimeTurn) run(ctx context.Context, cn *conn, i int, text string) *
 			return f
 		}
 		rt.events++
-		if rt.events == 1 {
+		if rt.rec.FirstByteS == 0 && !m.at.Before(rt.t0) {
+			// The first message of this turn; one received before t0
+			// (session.updated, the previous turn's acknowledgement)
+			// belongs to no turn.
 			rt.rec.FirstByteS = m.at.Sub(rt.t0).Seconds()
 		}
 		done, f := rt.event(m)

@@ -259,8 +259,11 @@ func (st *speechTurn) run(ctx context.Context, cn *conn, text string) *failure {
 			return f
 		}
 		st.events++
-		if st.events == 1 {
-			rec.FirstByteS = m.at.Sub(st.t0).Seconds()
+		if st.rec.FirstByteS == 0 && !m.at.Before(st.t0) {
+			// The first message of this turn; one received before t0
+			// (session.updated, the previous turn's acknowledgement)
+			// belongs to no turn.
+			st.rec.FirstByteS = m.at.Sub(st.t0).Seconds()
 		}
 		done, f := st.message(m)
 		if f != nil {
