@@ -199,6 +199,20 @@ func (c Config) validate() error {
 			bad("%s: %v is negative", d.flag, d.v)
 		}
 	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"WS.SpeechConfigTimeout", c.WS.SpeechConfigTimeout}, {"WS.SpeechIdleTimeout", c.WS.SpeechIdleTimeout},
+		{"WS.RealtimeFirstTimeout", c.WS.RealtimeFirstTimeout}, {"WS.RealtimeIdleTimeout", c.WS.RealtimeIdleTimeout},
+	} {
+		if d.v < 0 {
+			bad("%s: %v is negative", d.field, d.v)
+		}
+	}
+	if c.WS.MaxFrameBytes < 0 {
+		bad("WS.MaxFrameBytes: %d is negative", c.WS.MaxFrameBytes)
+	}
 	if t.ChunkAudio > 0 && t.ChunkAudio.Seconds()*float64(c.SampleRate) < 1 {
 		bad("--chunk-audio: %v is shorter than one sample at %d Hz", t.ChunkAudio, c.SampleRate)
 	}
