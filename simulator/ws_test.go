@@ -94,11 +94,11 @@ func (w *wsTest) closed() websocket.StatusCode {
 	}
 }
 
+// wsSim starts a simulator for the WebSocket tests; the timeouts stay at
+// their 10 s and 30 s unless mod shortens them (only the timeout tests do,
+// so that a slow test machine never races a short timeout elsewhere).
 func wsSim(t *testing.T, mod func(*Config)) *Running {
 	cfg := testConfig()
-	cfg.WS.SpeechConfigTimeout = 100 * time.Millisecond
-	cfg.WS.SpeechIdleTimeout = 200 * time.Millisecond
-	cfg.WS.RealtimeFirstTimeout = 100 * time.Millisecond
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -228,8 +228,14 @@ func TestSpeechStreamErrors(t *testing.T) {
 	}
 }
 
+func shortTimeouts(c *Config) {
+	c.WS.SpeechConfigTimeout = 100 * time.Millisecond
+	c.WS.SpeechIdleTimeout = 200 * time.Millisecond
+	c.WS.RealtimeFirstTimeout = 100 * time.Millisecond
+}
+
 func TestSpeechStreamTimeoutsAndBinary(t *testing.T) {
-	run := wsSim(t, nil)
+	run := wsSim(t, shortTimeouts)
 	t.Run("config timeout", func(t *testing.T) {
 		w := dialWS(t, run, "/v1/audio/speech/stream")
 		if e := w.expect("error"); e["message"] != "Timeout waiting for session.config" {
@@ -246,7 +252,7 @@ func TestSpeechStreamTimeoutsAndBinary(t *testing.T) {
 		w.closed()
 	})
 	t.Run("binary frame", func(t *testing.T) {
-		w := dialWS(t, run, "/v1/audio/speech/stream")
+		w := dialWS(t, wsSim(t, nil), "/v1/audio/speech/stream")
 		if err := w.c.Write(w.ctx, websocket.MessageBinary, []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +386,7 @@ func TestRealtimeErrors(t *testing.T) {
 		w.closed()
 	})
 	t.Run("first event timeout", func(t *testing.T) {
-		w := dialWS(t, run, "/v1/realtime?duplex=TRUE")
+		w := dialWS(t, wsSim(t, shortTimeouts), "/v1/realtime?duplex=TRUE")
 		if e := w.expect("error"); code(e) != "config_timeout" {
 			t.Fatalf("%v", e)
 		}
