@@ -196,27 +196,44 @@ type realtimeSessionUpdate struct {
 	ExtraBody         map[string]any   `json:"extra_body"`
 }
 
-// applyUpdate applies a session.update payload (in "session", or top-level).
-func (rc *realtimeConn) applyUpdate(ev *realtimeEvent) bool {
+// parseSessionUpdate reads a session.update payload (in "session", or
+// top-level). A refused update returns the error code and message.
+func parseSessionUpdate(ev *realtimeEvent) (u realtimeSessionUpdate, code, msg string) {
 	src := []byte(ev.Session)
 	if len(src) == 0 || string(src) == "null" {
 		src = ev.raw
 	}
-	var u realtimeSessionUpdate
 	if err := json.Unmarshal(src, &u); err != nil {
-		rc.sendError("invalid_request_error", "Invalid session.update: "+err.Error(), ev.EventID)
-		return false
+		return u, "invalid_request_error", "Invalid session.update: " + err.Error()
 	}
 	if t := strings.TrimSpace(string(u.TurnDetection)); t != "" && t != "null" {
-		rc.sendError("unsupported_turn_detection", "turn_detection is not supported; send \"turn_detection\": null", ev.EventID)
-		return false
+		return u, "unsupported_turn_detection", "turn_detection is not supported; send \"turn_detection\": null"
 	}
 	if u.OutputAudioFormat != nil {
 		var f string
-		if json.Unmarshal(*u.OutputAudioFormat, &f) != nil || !strings.Contains(" pcm16 pcm_s16le s16le wav pcm g711_ulaw g711_alaw ", " "+f+" ") {
-			rc.sendError("unsupported_audio_format", "Unsupported output audio format: "+string(*u.OutputAudioFormat), ev.EventID)
-			return false
+		if json.Unmarshal(*u.OutputAudioFormat, &f) != nil || !outputAudioFormat(f) {
+			return u, "unsupported_audio_format", "Unsupported output audio format: " + string(*u.OutputAudioFormat)
 		}
+	}
+	return u, "", ""
+}
+
+// outputAudioFormat reports whether f is an output format duplex sessions accept.
+func outputAudioFormat(f string) bool {
+	switch f {
+	case "pcm16", "pcm_s16le", "s16le", "wav", "pcm", "g711_ulaw", "g711_alaw":
+		return true
+	}
+	return false
+}
+
+// applyUpdate applies a session.update; it reports false (after sending
+// the error) when the update was refused.
+func (rc *realtimeConn) applyUpdate(ev *realtimeEvent) bool {
+	u, code, msg := parseSessionUpdate(ev)
+	if code != "" {
+		rc.sendError(code, msg, ev.EventID)
+		return false
 	}
 	if u.Model != nil && *u.Model != "" {
 		if e := rc.s.checkModel(*u.Model); e != nil {
@@ -345,17 +362,24 @@ type realtimeItem struct {
 	} `json:"content"`
 }
 
-func (rc *realtimeConn) itemCreate(ev *realtimeEvent) {
-	var it realtimeItem
+// parseItem reads a conversation.item.create's item and its text parts.
+func parseItem(ev *realtimeEvent) (it realtimeItem, texts []string, ok bool) {
 	if len(ev.Item) == 0 || json.Unmarshal(ev.Item, &it) != nil || it.Type != "message" {
-		rc.sendError("invalid_request_error", "conversation.item.create requires an item of type message", ev.EventID)
-		return
+		return it, nil, false
 	}
-	var texts []string
 	for _, p := range it.Content {
 		if p.Type == "input_text" || p.Type == "text" {
 			texts = append(texts, p.Text)
 		}
+	}
+	return it, texts, true
+}
+
+func (rc *realtimeConn) itemCreate(ev *realtimeEvent) {
+	it, texts, ok := parseItem(ev)
+	if !ok {
+		rc.sendError("invalid_request_error", "conversation.item.create requires an item of type message", ev.EventID)
+		return
 	}
 	if it.ID == "" {
 		it.ID = fmt.Sprintf("item_%016x", rc.s.seq.Add(1))

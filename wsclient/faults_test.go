@@ -60,8 +60,8 @@ func TestSpeechFaults(t *testing.T) {
 
 func TestSpeechIdleTimeoutAndCap(t *testing.T) {
 	t.Run("stall", func(t *testing.T) {
-		sim := fastSim(t, func(c *simulator.Config) { c.Faults = simulator.Faults{Stall: 1, StallFor: 3 * time.Second} })
-		c := newClient(t, sim.URL, Options{IdleTimeout: 100 * time.Millisecond})
+		sim := fastSim(t, func(c *simulator.Config) { c.Faults = simulator.Faults{Stall: 1, StallFor: 10 * time.Second} })
+		c := newClient(t, sim.URL, Options{IdleTimeout: 300 * time.Millisecond})
 		recs := runSession(t, c, Session{Kind: results.KindSpeechWS, Texts: texts[:2]})
 		wantFail(t, recs[0], results.ErrIdleTimeout, "no message for the idle timeout")
 		wantFail(t, recs[1], results.ErrIdleTimeout, "not sent")
@@ -139,8 +139,8 @@ func TestRealtimeFaults(t *testing.T) {
 		wantFail(t, recs[1], results.ErrStreamError, "not sent")
 	})
 	t.Run("stall", func(t *testing.T) {
-		sim := fastSim(t, func(c *simulator.Config) { c.Faults = simulator.Faults{Stall: 1, StallFor: 3 * time.Second} })
-		c := newClient(t, sim.URL, Options{IdleTimeout: 100 * time.Millisecond})
+		sim := fastSim(t, func(c *simulator.Config) { c.Faults = simulator.Faults{Stall: 1, StallFor: 10 * time.Second} })
+		c := newClient(t, sim.URL, Options{IdleTimeout: 300 * time.Millisecond})
 		recs := runSession(t, c, Session{Kind: results.KindRealtime, Texts: texts[:1]})
 		wantFail(t, recs[0], results.ErrIdleTimeout, "no message for the idle timeout")
 	})
