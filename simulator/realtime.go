@@ -66,6 +66,7 @@ type realtimeResponse struct {
 	prev   string        // id of the conversation item before the assistant's
 	done   chan struct{} // closed when response.done has been sent
 	cancel context.CancelFunc
+	acked  bool // a playback.ack came before the response had finished (under respMu)
 }
 
 // duplexQuery reports whether the duplex query value asks for the duplex
@@ -387,7 +388,9 @@ func (rc *realtimeConn) itemCreate(ev *realtimeEvent) {
 	if it.Role == "" {
 		it.Role = "user"
 	}
+	rc.respMu.Lock() // a finishing response commits its reply to the history too
 	rc.history = append(rc.history, strings.Join(texts, " "))
+	rc.respMu.Unlock()
 	item := map[string]any{"id": it.ID, "type": "message", "role": it.Role, "object": "realtime.item", "status": "completed",
 		"content": json.RawMessage(contentJSON(ev.Item))}
 	prev := any(nil)
@@ -433,9 +436,14 @@ func (rc *realtimeConn) responseCreate(ev *realtimeEvent) {
 	rc.epoch++
 	prompt := strings.Join(rc.history, "\n")
 	go func() {
-		defer close(r.done)
 		defer cancel()
 		rc.respond(ctx, r, epoch, prompt)
+		rc.respMu.Lock()
+		if r.acked {
+			rc.commit(r)
+		}
+		close(r.done)
+		rc.respMu.Unlock()
 	}()
 }
 
@@ -455,15 +463,26 @@ func (rc *realtimeConn) playbackAck(ev *realtimeEvent) {
 	if a := rc.active; a != nil && a.id == ev.ResponseID {
 		select {
 		case <-a.done:
-			rc.active = nil
-			rc.history = append(rc.history, a.reply) // committed assistant text
+			rc.commit(a)
 		default:
+			// The client has response.done, but the response's goroutine
+			// has not finished yet: it commits when it does.
+			a.acked = true
 		}
 	}
 	rc.respMu.Unlock()
 	rc.send(map[string]any{"type": "playback.acknowledged", "event": map[string]any{
 		"type": "playback.acknowledged", "session_id": rc.id, "item_id": ev.ItemID,
 		"played_ms": ev.PlayedMS, "committed_ms": ev.CommittedMS, "truncate": false, "history_committed": true}})
+}
+
+// commit ends an acknowledged response: it no longer blocks the next
+// response.create, and its reply joins the history. The caller holds respMu.
+func (rc *realtimeConn) commit(r *realtimeResponse) {
+	if rc.active == r {
+		rc.active = nil
+		rc.history = append(rc.history, r.reply)
+	}
 }
 
 // respond streams one chat-fallback response (9.4.4).
