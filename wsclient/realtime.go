@@ -247,7 +247,7 @@ func (c *Client) closeSession(ctx context.Context, cn *conn) *websocket.CloseErr
 	if cn.readErr == nil && cn.closed == nil {
 		_ = cn.send(ctx, []byte(`{"type":"session.close"}`)) // a failure shows as no close frame
 	}
-	return cn.finish(true)
+	return cn.finish(ctx)
 }
 
 // run sends one turn and reads it to its response.done.

@@ -131,7 +131,7 @@ func (c *Client) runSpeech(ctx context.Context, sess Session, t Turn) {
 	if cn.readErr == nil && cn.closed == nil {
 		_ = cn.send(ctx, []byte(`{"type":"session.close"}`)) // a failure shows as no close frame
 	}
-	ce := cn.finish(true)
+	ce := cn.finish(ctx)
 	if last != nil {
 		setClose(last, ce)
 		t.End(i-1, last)

@@ -475,3 +475,29 @@ func TestRealtimeServerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestInterrupted: cancelling the run mid-utterance marks that utterance
+// cancelled and hands out no "not sent" records for the rest.
+func TestInterrupted(t *testing.T) {
+	waiting := make(chan struct{})
+	url := tinyServer(t, func(tc *tinyConn) {
+		tc.expect("session.config")
+		tc.utterance()
+		close(waiting) // and never answer
+		tc.read()
+	})
+	c := tinyClient(t, url, testKey)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-waiting
+		cancel()
+	}()
+	var got []*results.Record
+	c.Run(ctx, Session{Kind: results.KindSpeechWS, Texts: texts}, Turn{
+		Begin: func(i int) *results.Record { return &results.Record{} },
+		End:   func(i int, r *results.Record) { got = append(got, r) },
+	})
+	if len(got) != 1 || got[0].ErrorClass != results.ErrCancelled {
+		t.Fatalf("%d records, first %+v; want one, cancelled", len(got), got[0])
+	}
+}

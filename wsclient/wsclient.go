@@ -374,12 +374,12 @@ func (cn *conn) send(ctx context.Context, p []byte) *failure {
 // maxCloseWait bounds the wait for the server's close after session.close.
 const maxCloseWait = 5 * time.Second
 
-// finish ends the connection: it waits (up to the idle timeout, at most
-// maxCloseWait) for the
-// server's close after the client's last message, then closes it, and
-// returns the close frame seen, if any.
-func (cn *conn) finish(waitClose bool) *websocket.CloseError {
-	if waitClose && cn.closed == nil && cn.readErr == nil {
+// finish ends the connection after the client's last message: it waits (up
+// to the idle timeout, at most maxCloseWait) for the server's close, then
+// closes it, and returns the close frame seen, if any. An interrupted run
+// (ctx done) closes at once.
+func (cn *conn) finish(ctx context.Context) *websocket.CloseError {
+	if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
 		t := time.NewTimer(min(cn.opts.IdleTimeout, maxCloseWait))
 	wait:
 		for {
@@ -398,11 +398,13 @@ func (cn *conn) finish(waitClose bool) *websocket.CloseError {
 				}
 			case <-t.C:
 				break wait
+			case <-ctx.Done():
+				break wait
 			}
 		}
 		t.Stop()
 	}
-	if cn.closed == nil && cn.readErr == nil {
+	if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
 		// The server kept it open: close it ourselves (bounded by the
 		// library's own 5 s close handshake).
 		_ = cn.c.Close(websocket.StatusNormalClosure, "")
