@@ -66,7 +66,8 @@ type realtimeResponse struct {
 	prev   string        // id of the conversation item before the assistant's
 	done   chan struct{} // closed when response.done has been sent
 	cancel context.CancelFunc
-	acked  bool // a playback.ack came before the response had finished (under respMu)
+	acked  bool // a playback.ack came before response.done (under respMu)
+	ended  bool // response.done is being sent (under respMu)
 }
 
 // duplexQuery reports whether the duplex query value asks for the duplex
@@ -438,12 +439,7 @@ func (rc *realtimeConn) responseCreate(ev *realtimeEvent) {
 	go func() {
 		defer cancel()
 		rc.respond(ctx, r, epoch, prompt)
-		rc.respMu.Lock()
-		if r.acked {
-			rc.commit(r)
-		}
 		close(r.done)
-		rc.respMu.Unlock()
 	}()
 }
 
@@ -461,13 +457,10 @@ func (rc *realtimeConn) stopResponse() {
 func (rc *realtimeConn) playbackAck(ev *realtimeEvent) {
 	rc.respMu.Lock()
 	if a := rc.active; a != nil && a.id == ev.ResponseID {
-		select {
-		case <-a.done:
+		if a.ended {
 			rc.commit(a)
-		default:
-			// The client has response.done, but the response's goroutine
-			// has not finished yet: it commits when it does.
-			a.acked = true
+		} else {
+			a.acked = true // committed when response.done goes out
 		}
 	}
 	rc.respMu.Unlock()
@@ -519,6 +512,14 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 	rc.send(ids(map[string]any{"type": "response.content_part.added", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
 
 	finish := func(status string) {
+		// From here a playback.ack commits the response: the client may
+		// answer response.done before this goroutine has sent its last event.
+		rc.respMu.Lock()
+		r.ended = true
+		if r.acked {
+			rc.commit(r)
+		}
+		rc.respMu.Unlock()
 		rc.send(map[string]any{"type": "response.done", "response_id": r.id, "response": respObj(status, []any{}),
 			"metadata": map[string]any{"type": "response.done", "session_id": rc.id, "response_id": r.id, "epoch": epoch}})
 		rc.send(map[string]any{"type": "rate_limits.updated", "rate_limits": []any{}})
