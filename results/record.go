@@ -177,6 +177,13 @@ type PlayerResult struct {
 	LongestStallS float64 `json:"longest_stall_s"`
 }
 
+// ChatPath reports whether the server serves the record's request on its
+// streaming chat path: chat, and realtime, whose chat-fallback responses are
+// streaming chat completions upstream. There the server records TTFP and
+// continuity, and the vLLM-Omni benchmark's audio RTF ends at the last audio
+// chunk (RTFLastChunk) instead of the end of the request (RTFE2E).
+func (r *Record) ChatPath() bool { return r.Kind == KindChat || r.Kind == KindRealtime }
+
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
 

@@ -57,6 +57,11 @@ func TestRunWebSocketKinds(t *testing.T) {
 			}
 			rows := out.ServerVsClient()
 			wantAgree(t, rows, "requests completed", float64(want))
+			if tc.kind == results.KindRealtime {
+				// Each realtime response is a streaming chat completion
+				// upstream: the server records its TTFP and continuity.
+				wantAgree(t, rows, "TTFP observations", float64(want))
+			}
 			if out.Summary.Requests.Completed != tc.load.Requests*k {
 				t.Errorf("summary: %d completed, want %d", out.Summary.Requests.Completed, tc.load.Requests*k)
 			}

@@ -531,6 +531,11 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		return
 	}
 	f := s.wavFormat()
+	// Each response is a streaming chat completion upstream: the chat path's
+	// TTFP and continuity families record it, on the server's clock.
+	sr := j.finalSR()
+	var arrivals []float64
+	var pcmBytes []int
 	var text strings.Builder
 	textStarted := false
 	var pcm, file []byte
@@ -552,6 +557,12 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 			file = append(file, pcm...)
 			payload = file
 		}
+		at := j.elapsed()
+		if len(arrivals) == 0 {
+			s.metrics.AudioFirstPacket(sr, at)
+		}
+		arrivals = append(arrivals, at)
+		pcmBytes = append(pcmBytes, len(pcm))
 		delta := string(appendBase64(make([]byte, 0, base64.StdEncoding.EncodedLen(len(payload))), payload, ev.corrupt))
 		rc.send(ids(map[string]any{"type": "response.audio.delta", "content_index": 0, "delta": delta, "format": "pcm16",
 			"metadata": map[string]any{"session_id": rc.id, "epoch": epoch}}))
@@ -579,6 +590,7 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		finish("cancelled") // response.cancel
 		return
 	}
+	s.metrics.AudioStreamingFinalize(sr, arrivals, pcmBytes, s.cfg.SampleRate)
 	j.succeed()
 	rc.send(ids(map[string]any{"type": "response.audio.done", "content_index": 0}))
 	rc.send(ids(map[string]any{"type": "response.content_part.done", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
