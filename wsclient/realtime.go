@@ -199,6 +199,11 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 // openRealtime sends session.update (9.8 step 2) and waits for
 // session.created.
 func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *failure {
+	// The scenario's extra body goes where the benchmark puts its speech
+	// extras: into extra_body, which chat-fallback sessions pass on to each
+	// response's chat request.
+	extra := map[string]any{"minicpmo45_native_duplex": false}
+	maps.Copy(extra, sess.Extra)
 	s := map[string]any{
 		"modalities":             []string{"audio", "text"},
 		"input_audio_format":     "pcm16",
@@ -206,7 +211,7 @@ func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *fail
 		"turn_detection":         nil,
 		"overlap_policy":         "listen_only",
 		"playback_commit_policy": "ack_only",
-		"extra_body":             map[string]any{"minicpmo45_native_duplex": false},
+		"extra_body":             extra,
 	}
 	if sess.Model != "" {
 		s["model"] = sess.Model
@@ -214,7 +219,6 @@ func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *fail
 	if sess.Voice != "" {
 		s["voice"] = sess.Voice
 	}
-	maps.Copy(s, sess.Extra)
 	msg, err := json.Marshal(map[string]any{"type": "session.update", "session": s})
 	if err != nil {
 		return fatal(results.ErrConnect, "request not sent: encoding session.update: %v", err)

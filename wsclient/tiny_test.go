@@ -380,7 +380,8 @@ func TestTranscriptC(t *testing.T) {
 	acks := make(chan map[string]any, 2)
 	url := tinyServer(t, func(tc *tinyConn) {
 		up := tc.expect("session.update")["session"].(map[string]any)
-		if v, ok := up["turn_detection"]; !ok || v != nil || up["extra_body"].(map[string]any)["minicpmo45_native_duplex"] != false || up["playback_commit_policy"] != "ack_only" {
+		eb := up["extra_body"].(map[string]any)
+		if v, ok := up["turn_detection"]; !ok || v != nil || eb["minicpmo45_native_duplex"] != false || eb["task_type"] != "Base" || up["playback_commit_policy"] != "ack_only" {
 			t.Errorf("session.update %v", up)
 		}
 		tc.text(`{"type":"session.created","session":{"object":"realtime.session","id":"seed-tts-0","state":"open"},"event_id":"event_1"}`)
@@ -401,7 +402,7 @@ func TestTranscriptC(t *testing.T) {
 		_ = tc.c.Close(websocket.StatusNormalClosure, "")
 	})
 	c := tinyClient(t, url, testKey)
-	recs := runSession(t, c, Session{Kind: results.KindRealtime, Texts: []string{"The quick brown fox.", "Jumps over."}})
+	recs := runSession(t, c, Session{Kind: results.KindRealtime, Texts: []string{"The quick brown fox.", "Jumps over."}, Extra: map[string]any{"task_type": "Base"}})
 	for i, r := range recs {
 		if !r.OK() {
 			t.Fatalf("turn %d: %s: %s", i, r.ErrorClass, r.Error)

@@ -137,8 +137,8 @@ type Session struct {
 	// TextRate, when > 0, sends speech-ws text word by word at this many
 	// words per second, as an LLM feeding a TTS would; 0 sends it whole.
 	TextRate float64
-	// Extra is merged into session.config (speech-ws) or the session
-	// object of session.update (realtime).
+	// Extra is merged into session.config (speech-ws) or into
+	// session.update's session.extra_body (realtime).
 	Extra map[string]any
 	// Headers are added to the handshake request.
 	Headers map[string]string
