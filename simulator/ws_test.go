@@ -437,3 +437,60 @@ func TestRealtimeErrors(t *testing.T) {
 		w.expect("session.closed")
 	})
 }
+
+// TestSpeechStreamSequential: utterances sent back to back are processed
+// one at a time; their frames never interleave.
+func TestSpeechStreamSequential(t *testing.T) {
+	run := wsSim(t, nil)
+	w := dialWS(t, run, "/v1/audio/speech/stream")
+	w.send(`{"type":"session.config","response_format":"pcm","stream_audio":true}`)
+	for _, text := range []string{"One two three.", "Four five six."} {
+		w.send(map[string]string{"type": "input.text", "text": text})
+		w.send(`{"type":"input.done"}`)
+	}
+	for idx := 0.0; idx < 2; idx++ {
+		if s := w.expect("audio.start"); s["utterance_index"] != idx {
+			t.Fatalf("audio.start %v, want utterance %v", s, idx)
+		}
+		m := w.next()
+		for m["type"] == "_binary" {
+			m = w.next()
+		}
+		if m["type"] != "audio.done" || m["utterance_index"] != idx {
+			t.Fatalf("got %v inside utterance %v", m, idx)
+		}
+		if d := w.expect("session.done"); d["utterance_index"] != idx {
+			t.Fatalf("session.done %v", d)
+		}
+	}
+}
+
+// TestRealtimeCancel: response.cancel ends the running response with
+// response.done status cancelled, and the session goes on.
+func TestRealtimeCancel(t *testing.T) {
+	run := wsSim(t, func(c *Config) {
+		// A long response: 10 s of audio at RTF 1.
+		c.Timing.RTF, c.Timing.MinAudio, c.Timing.MaxAudio = 1, 10*time.Second, 10*time.Second
+	})
+	w := dialWS(t, run, "/v1/realtime?duplex=1")
+	w.send(`{"type":"session.update","session":{}}`)
+	w.expect("session.created")
+	w.expect("session.updated")
+	w.send(`{"type":"conversation.item.create","item":{"id":"u","type":"message","role":"user","content":[{"type":"input_text","text":"Hi."}]}}`)
+	w.send(`{"type":"response.create"}`)
+	for m := w.next(); m["type"] != "response.created"; m = w.next() {
+	}
+	w.send(`{"type":"response.cancel"}`)
+	for {
+		m := w.next()
+		if m["type"] == "response.done" {
+			if st := m["response"].(map[string]any)["status"]; st != "cancelled" {
+				t.Fatalf("response.done status %v, want cancelled", st)
+			}
+			break
+		}
+	}
+	w.expect("rate_limits.updated")
+	w.send(`{"type":"session.close"}`)
+	w.expect("session.closed")
+}
