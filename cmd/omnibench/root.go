@@ -37,6 +37,8 @@ own embedded simulator.`,
 		newSweepCmd(),
 		newCapacityCmd(),
 		newABCmd(),
+		newMergeCmd(),
+		newKubeCmd(),
 	)
 	finishCommands(root) // help defaults and value completions of every command
 	return root

@@ -85,10 +85,16 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -111,6 +117,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -367,6 +374,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return withExitCode(2, err)
+	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
 		return withExitCode(2, err)
@@ -424,6 +434,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil && outErr == nil {
+		outErr = err
+	}
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}

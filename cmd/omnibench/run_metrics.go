@@ -74,6 +74,7 @@ func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario)
 		ContinuityMode: cfg.Client.ContinuityMode,
 		FromIntended:   cfg.Load.Open(), // as the report measures latency
 		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
+		Shard:          shardLabel(cfg.Load.Shard),
 	})
 	if err != nil {
 		return nil, nil, err
