@@ -270,6 +270,7 @@ func (st *speechTurn) run(ctx context.Context, cn *conn, text string) *failure {
 			return f
 		}
 		if done {
+			rec.E2ES = m.at.Sub(st.t0).Seconds() // session.done's arrival
 			if st.srvErr != nil {
 				return st.srvErr
 			}
@@ -448,7 +449,9 @@ func (st *speechTurn) checkTotal() *failure {
 // finish fills the derived fields once the utterance has ended.
 func (st *speechTurn) finish() {
 	rec := st.rec
-	rec.E2ES = time.Since(st.t0).Seconds()
+	if rec.E2ES == 0 {
+		rec.E2ES = time.Since(st.t0).Seconds() // failed before session.done
+	}
 	if st.fmtKnown {
 		st.c.fin.FinishAudio(rec, st.format)
 	}
