@@ -82,6 +82,7 @@ func (o *Outcome) Document() *Document {
 		Bench:             o.Summary.Bench(),
 		Load:              loadDocument(o.Load),
 	}
+	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before, o.BeforeFile), After: snapshotDocument(o.After, o.AfterFile)}
 		if o.Delta != nil {
