@@ -43,6 +43,9 @@ type Options struct {
 	// "ramp") like the others; by default they count only as started and
 	// in flight, as the report leaves them out of its figures.
 	IncludeRamp bool
+	// Shard is the shard index of a sharded run (the shard label); "" for
+	// a run of the whole test, whose series have no shard label.
+	Shard string
 }
 
 // clientStage is the (stage, replica) of every client-side audio series: the
@@ -131,7 +134,11 @@ func New(opts Options) (*Exporter, error) {
 
 // constLabels are the run's identity on every family.
 func constLabels(opts Options) prometheus.Labels {
-	return prometheus.Labels{LabelEndpoint: opts.Endpoint, LabelScenario: opts.Scenario}
+	l := prometheus.Labels{LabelEndpoint: opts.Endpoint, LabelScenario: opts.Scenario}
+	if opts.Shard != "" {
+		l[LabelShard] = opts.Shard
+	}
+	return l
 }
 
 // register builds and registers the collector of one load-generator family.
@@ -251,7 +258,7 @@ func (e *Exporter) errorCounter(class string) prometheus.Counter {
 // request for speech (its speech RTF). Divided by frames / sample rate in the
 // core, it gives Record.RTFLastChunk or Record.RTFE2E.
 func genTime(r *results.Record) float64 {
-	if r.Kind == results.KindChat {
+	if r.ChatPath() {
 		return r.LastAudioS
 	}
 	return r.E2ES

@@ -60,6 +60,19 @@ type Config struct {
 	// OnDrop, when set, is called for each dropped arrival, synchronously on
 	// the scheduling goroutine: it must return quickly (record and go).
 	OnDrop func(a Arrival)
+
+	// Shard makes this run one part of a test split over several processes
+	// (see Shard); the zero value runs the whole test.
+	Shard Shard
+	// StartAt, when set, is the wall-clock start of the measured phase, the
+	// same for every shard: the run warms up, sleeps until StartAt and
+	// measures intended offsets from it (Stats.StartLate says how late it
+	// began when StartAt had passed). Shards on different machines agree
+	// only as well as the machines' clocks do (NTP-synchronised nodes).
+	StartAt time.Time
+	// OnBegin, when set, is called once right before the first measured
+	// arrival is due, with Stats.StartLate (0 without StartAt).
+	OnBegin func(late time.Duration)
 }
 
 // Open reports whether the configuration is an open loop.
@@ -136,6 +149,9 @@ func (c Config) Validate() error {
 		if c.RampUp > 0 {
 			bad("set ramp-up or stages, not both (a stage list starts with its own ramp)")
 		}
+		if c.Shard.Sharded() {
+			bad("stages are not split over shards; give each shard its own stage list, or use --ramp-up")
+		}
 		peak := 0
 		for i, st := range c.Stages {
 			if st.Duration <= 0 || st.Target < 0 {
@@ -150,6 +166,7 @@ func (c Config) Validate() error {
 	if c.LateThreshold < 0 {
 		bad("late threshold must be >= 0 (0 = %v), got %v", DefaultLateThreshold, c.LateThreshold)
 	}
+	errs = append(errs, c.shardErrors()...)
 	return errors.Join(errs...)
 }
 
@@ -193,8 +210,9 @@ func (c Config) workers() int {
 // which is how many connections the client needs: the closed loop's
 // workers (the peak stage target with stages), the open loop's MaxInflight.
 // 0 means unbounded (an open loop without MaxInflight, whose concurrency is
-// set by the server's latency).
+// set by the server's latency). A shard's is its part of the test's.
 func (c Config) PeakConcurrency() int {
+	c = c.shardPart()
 	if c.Open() {
 		return c.MaxInflight
 	}

@@ -45,13 +45,16 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 		if sched, err = NewSchedule(cfg); err != nil {
 			return Stats{}, err
 		}
+		sched = cfg.Shard.Of(sched)
 	}
+	job, cfg.OnDrop = cfg.shardJob(job)
+	cfg = cfg.shardPart()
 
 	// Jobs must outlive an interruption by the grace period, so their
 	// context keeps ctx's values but not its cancellation.
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
-	stopGrace := watchGrace(ctx, cfg.Grace, cancelJobs)
+	stopGrace := watchGrace(ctx, cfg.Grace, abortOf(ctx), cancelJobs)
 	r := &runner{cfg: cfg, job: job, clk: clk, jobCtx: jobCtx}
 
 	st := Stats{Mode: cfg.Mode(), Planned: cfg.Requests, LateThreshold: cfg.lateThreshold(), TargetRate: cfg.Rate}
@@ -69,7 +72,7 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 			r.openLoop(ctx, sched, &st)
 		} else {
 			var c counters
-			start := clk.Now()
+			start := r.begin(ctx, &st)
 			duration := cfg.Duration
 			if end := cfg.stagesEnd(); end > 0 && (duration == 0 || end < duration) {
 				duration = end // the run ends with the last stage
@@ -96,10 +99,10 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 	return st, nil
 }
 
-// watchGrace cancels the jobs' context grace after ctx is done. The returned
-// stop function ends the watcher and waits for it; call it once every job has
-// returned.
-func watchGrace(ctx context.Context, grace time.Duration, cancelJobs context.CancelFunc) (stop func()) {
+// watchGrace cancels the jobs' context grace after ctx is done, or at once
+// when abort (WithAbort) is closed after that. The returned stop function
+// ends the watcher and waits for it; call it once every job has returned.
+func watchGrace(ctx context.Context, grace time.Duration, abort <-chan struct{}, cancelJobs context.CancelFunc) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
@@ -117,6 +120,8 @@ func watchGrace(ctx context.Context, grace time.Duration, cancelJobs context.Can
 		defer t.Stop()
 		select {
 		case <-t.C:
+			cancelJobs()
+		case <-abort:
 			cancelJobs()
 		case <-done:
 		}
@@ -222,7 +227,7 @@ func (r *runner) openLoop(ctx context.Context, sched Schedule, st *Stats) {
 		lastLaunch time.Duration
 	)
 	st.Lags = make([]time.Duration, 0, len(sched.Offsets))
-	start := r.clk.Now()
+	start := r.begin(ctx, st)
 	window := time.Duration(-1)
 	for i, off := range sched.Offsets {
 		// Sleep to an absolute time from the run start: oversleeping one

@@ -13,6 +13,8 @@ const (
 	KindChat      = "chat"       // POST /v1/chat/completions, stream: true (SSE)
 	KindSpeech    = "speech"     // POST /v1/audio/speech, stream_format "audio" (raw byte stream)
 	KindSpeechSSE = "speech-sse" // POST /v1/audio/speech, stream_format "sse"
+	KindSpeechWS  = "speech-ws"  // WS /v1/audio/speech/stream: one record per utterance of a session
+	KindRealtime  = "realtime"   // WS /v1/realtime?duplex=1 (OpenAI Realtime): one record per turn of a session
 )
 
 // Error classes. A failed request has exactly one.
@@ -32,11 +34,25 @@ func ErrorClasses() []string {
 	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrCancelled}
 }
 
+// Latency origins: where a record's latencies (TTFP, TTFT, end-to-end) are
+// measured from. Record.Latency applies the origin; every consumer reads
+// latencies through it.
+const (
+	// OriginIntended measures from the request's intended start: the
+	// scheduling lag is added, so a late send (coordinated omission) shows up
+	// as latency. An open-loop run records this origin.
+	OriginIntended = "intended"
+	// OriginSend measures from the actual send. A closed-loop run, where the
+	// next request waits for the previous one, records this origin.
+	OriginSend = "send"
+)
+
 // Record is everything measured about one request. Times ending in _s are
 // seconds. Offsets inside a request (connect_s, ttfp_s, chunk arrivals, ...)
-// are measured from the actual send time; IntendedS and SentS are offsets from
-// the start of the run, and LagS = SentS - IntendedS is the scheduling lag that
-// an open-loop report adds back to avoid coordinated omission.
+// are stored as measured from the actual send time; IntendedS and SentS are
+// offsets from the start of the run, and LagS = SentS - IntendedS is the
+// scheduling lag. LatencyOrigin says whether the request's latencies count
+// that lag (read them with Latency, never the raw fields).
 type Record struct {
 	Type string `json:"type"` // always "request" in a JSONL file
 
@@ -54,6 +70,9 @@ type Record struct {
 	IntendedS float64 `json:"intended_s"`
 	SentS     float64 `json:"sent_s"`
 	LagS      float64 `json:"lag_s"`
+	// LatencyOrigin is OriginIntended or OriginSend. Records written before
+	// the field existed get their run's origin when read (Header.LatencyOrigin).
+	LatencyOrigin string `json:"latency_origin,omitempty"`
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`
@@ -100,6 +119,53 @@ type Record struct {
 	RTFServer    *float64 `json:"rtf_server,omitempty"`     // server generation time / duration, when the server says
 
 	Continuity *Continuity `json:"continuity,omitempty"`
+
+	// WS is set on the records of the WebSocket kinds (speech-ws, realtime).
+	WS *WSTurn `json:"ws,omitempty"`
+}
+
+// WSTurn is what one utterance (speech-ws) or turn (realtime) of a
+// WebSocket session adds to its Record. The Record's offsets are measured
+// from the message that asks for the audio: input.done (speech-ws) or
+// conversation.item.create (realtime, as the vLLM-Omni benchmark does).
+type WSTurn struct {
+	Session int `json:"session"` // the session's arrival sequence number (one connection)
+	Index   int `json:"index"`   // utterance or turn in the session, from 0
+
+	// speech-ws: the server's utterance_index (it also counts empty
+	// flushes), the time from the first input.text to input.done (the text
+	// pacing of --text-rate) and TTFP counted from the first input.text.
+	ServerIndex    *int    `json:"server_index,omitempty"`
+	TextLeadS      float64 `json:"text_lead_s,omitempty"`
+	TTFPFirstTextS float64 `json:"ttfp_first_text_s,omitempty"`
+	// ServerTotalBytes is audio.done.total_bytes (speech-ws); the record
+	// fails when it differs from the bytes received.
+	ServerTotalBytes *int64 `json:"server_total_bytes,omitempty"`
+	Words            int    `json:"words,omitempty"` // word timestamps received (audio.chunk mode)
+
+	// Bench holds the turn's figures as the vLLM-Omni benchmark's realtime
+	// backends define them (realtime only).
+	Bench *WSBench `json:"bench,omitempty"`
+
+	// CloseCode and CloseReason are the WebSocket close frame, on the
+	// record during which the connection ended (0: no close frame seen).
+	CloseCode   int    `json:"close_code,omitempty"`
+	CloseReason string `json:"close_reason,omitempty"`
+}
+
+// WSBench is one realtime turn measured as `vllm bench serve --omni`'s
+// openai-realtime backends measure it: the clock starts immediately before
+// conversation.item.create is sent; TTFP ends at the first
+// response.audio.delta with a non-empty delta (even one that decodes to a
+// WAV header only); the duration counts every decoded byte (WAV headers
+// included) at the last sample_rate_hz seen (default 24000); RTF is
+// (last non-empty audio delta - t0) / duration.
+type WSBench struct {
+	TTFPS          float64  `json:"ttfp_s"`
+	TTFTS          *float64 `json:"ttft_s,omitempty"` // first non-empty text delta; absent without text
+	AudioDurationS float64  `json:"audio_duration_s"`
+	GenerationS    float64  `json:"audio_generation_s"` // last non-empty audio delta - t0
+	RTF            *float64 `json:"rtf,omitempty"`      // absent when the duration is 0
 }
 
 // Continuity holds the player simulations of one response's chunk timeline.
@@ -120,8 +186,35 @@ type PlayerResult struct {
 	LongestStallS float64 `json:"longest_stall_s"`
 }
 
+// ChatPath reports whether the server serves the record's request on its
+// streaming chat path: chat, and realtime, whose chat-fallback responses are
+// streaming chat completions upstream. There the server records TTFP and
+// continuity, and the vLLM-Omni benchmark's audio RTF ends at the last audio
+// chunk (RTFLastChunk) instead of the end of the request (RTFE2E).
+func (r *Record) ChatPath() bool { return r.Kind == KindChat || r.Kind == KindRealtime }
+
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
+
+// Latency returns a latency of this request measured from its origin.
+// sinceSendS is an offset stored from the actual send (TTFPS, TTFTS, E2ES,
+// LastAudioS); for OriginIntended the scheduling lag is added. This is the one
+// definition the report, compare, ab, slo, goodput and the exporter share.
+func (r *Record) Latency(sinceSendS float64) float64 {
+	if r.Origin() == OriginIntended {
+		return sinceSendS + r.LagS
+	}
+	return sinceSendS
+}
+
+// Origin is the record's latency origin; a record that does not say (built in
+// memory without one) measures from the send.
+func (r *Record) Origin() string {
+	if r.LatencyOrigin == OriginIntended {
+		return OriginIntended
+	}
+	return OriginSend
+}
 
 // HasAudio reports whether any audio was received.
 func (r *Record) HasAudio() bool { return r.AudioBytes > 0 }
@@ -141,4 +234,50 @@ type Header struct {
 	Rate          float64           `json:"rate,omitempty"`
 	Arrival       string            `json:"arrival,omitempty"`
 	Flags         map[string]string `json:"flags,omitempty"` // as given, secrets removed
+
+	// A shard (omnibench run --shard I/N) is part I of a test split over N
+	// processes; StartAt is the agreed wall-clock start of the measured
+	// phase (--start-at, RFC 3339) and StartLateS how long after it this
+	// process began (the timer's wake-up error when it was early).
+	// Warmup is the warm-up count of the run (per shard in a shard): the
+	// measured records are numbered from it.
+	Warmup     int     `json:"warmup,omitempty"`
+	ShardIndex int     `json:"shard_index,omitempty"`
+	ShardCount int     `json:"shard_count,omitempty"`
+	StartAt    string  `json:"start_at,omitempty"`
+	StartLateS float64 `json:"start_late_s,omitempty"`
+	// Merged describes a file written by omnibench merge from shards.
+	Merged *Merged `json:"merged,omitempty"`
+}
+
+// Merged is what omnibench merge records about the shards it joined.
+type Merged struct {
+	Shards []MergedShard `json:"shards"` // by index
+	// StartSkewS is the spread of the shards' measured starts: the latest
+	// StartLateS less the earliest.
+	StartSkewS float64 `json:"start_skew_s"`
+	// Warmup counts the shards' warm-up records (each shard warms its own
+	// connections and numbers them from 0: the merge prefixes their ids with
+	// "shardI-").
+	Warmup int `json:"warmup,omitempty"`
+}
+
+// MergedShard is one shard of a merge.
+type MergedShard struct {
+	Index      int     `json:"index"`
+	File       string  `json:"file"`
+	StartedAt  string  `json:"started_at"`
+	StartLateS float64 `json:"start_late_s"`
+	Records    int     `json:"records"` // measured records taken
+}
+
+// LatencyOrigin is the origin a run of this header's mode measured its
+// latencies from: the intended start in an open loop, the send otherwise.
+// Readers give it to records that do not carry their own (files written
+// before Record.LatencyOrigin existed).
+func (h Header) LatencyOrigin() string {
+	if h.Mode == "open" {
+		return OriginIntended
+	}
+	return OriginSend
 }

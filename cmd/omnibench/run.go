@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,6 +71,7 @@ type runOptions struct {
 	percentiles []float64
 	goodput     string
 	format      string
+	wide        bool
 	out         string
 	summaryOut  string
 
@@ -78,6 +80,13 @@ type runOptions struct {
 	metricsURL string
 	settle     time.Duration
 	accept     string
+	// scrape bounds (README "Reliability and limits")
+	scrapeTimeout    time.Duration
+	scrapeMaxBytes   int64
+	scrapeMaxSamples int
+
+	// WebSocket kinds (speech-ws, realtime)
+	ws wsFlags
 
 	// embedded simulator
 	simCapacity int
@@ -88,10 +97,16 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -101,22 +116,28 @@ playback continuity and, when the server exports /metrics, the server's own
 figures beside the client's.
 
 Without --url it starts the embedded vLLM-Omni simulator on a free loopback port.`,
+		Example: `  omnibench run -n 20
+  omnibench run --url http://127.0.0.1:8000 --scenario tts-short -c 8 -n 200 --out run.jsonl
+  omnibench run --url http://127.0.0.1:8000 --rate 5 --arrival poisson -d 60s --slo 'audio_ttfp_p95<500ms'
+  omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd)
 		},
 	}
 	o.addFlags(cmd.Flags())
+	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
-	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario name or a scenario YAML file (see `omnibench scenarios`)")
+	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
 	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
@@ -152,7 +173,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
 	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
 
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
+	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
 	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
 	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
@@ -162,6 +183,11 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
 	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
 	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
+	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
+	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
+
+	o.ws.addFlags(f)
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -241,6 +267,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"client-cpu-threshold", !(o.cpuLimit > 0 && o.cpuLimit <= 1), "a share in (0, 1]"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
+		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
+		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
+		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
@@ -354,7 +383,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	sim.Seed = o.seed
 
+	wsOpts, err := o.ws.options(f, sc.Kind)
+	if err != nil {
+		return cfg, nil, err
+	}
+
 	cfg = runner.Config{
+		WS:        wsOpts,
 		Target:    o.url,
 		Simulator: sim,
 		Workload:  wl,
@@ -377,8 +412,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
 		Settle:     o.settle,
-		Version:    version,
-		Flags:      flagsWithoutSecrets(f),
+		Version:    versionString(),
+
+		ScrapeTimeout:    o.scrapeTimeout,
+		ScrapeMaxBytes:   o.scrapeMaxBytes,
+		ScrapeMaxSamples: o.scrapeMaxSamples,
+		Flags:            flagsWithoutSecrets(f),
+		Redact:           flagRedactor(f),
 	}
 	return cfg, sc, nil
 }
@@ -386,6 +426,12 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg, sc, err := o.plan(cmd.Flags())
 	if err != nil {
+		return withExitCode(2, err)
+	}
+	if err := checkOutputPaths(o.outputFlags()...); err != nil {
+		return err
+	}
+	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
 	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
@@ -427,23 +473,32 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 	}
 	rep := outcome.Report()
+	o.shard.nameScrapes(outcome) // the summary names the snapshot files instead of embedding them
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
 		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
 		}
 	}
+	// Every output is attempted: one that cannot be written does not drop
+	// the others, and the exit status says which failed.
+	var outErrs []error
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
-			return fmt.Errorf("--summary: %w", err)
+			outErrs = append(outErrs, fmt.Errorf("--summary: %w", err))
 		}
 	}
-	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
-		return err
+	if err := writeRunReport(cmd.OutOrStdout(), o.format, o.wide, rep, doc); err != nil {
+		outErrs = append(outErrs, fmt.Errorf("writing the report: %w", err))
 	}
-	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	outErrs = append(outErrs, o.outputs.finishOutputs(stderr, outcome, rep, verdicts))
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil {
+		outErrs = append(outErrs, err)
+	}
+	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
@@ -451,24 +506,40 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		exp.SetHealth(*outcome.Health)
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
+		// Interrupted after the run, while lingering on --metrics-addr:
+		// every figure stands, and the summary records the interruption.
+		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
+		fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
+		if o.summaryOut != "" {
+			if err := writeJSONFile(o.summaryOut, doc); err != nil {
+				metricsErr = errors.Join(metricsErr, fmt.Errorf("--summary: %w", err))
+			}
+		}
+	}
+	failed := errors.Join(outErr, metricsErr)
 	switch {
 	case runErr != nil:
+		if failed != nil {
+			fmt.Fprintln(stderr, "omnibench:", failed) // the run's error decides the status
+		}
 		return runErr
-	case outErr != nil:
-		return outErr
-	case metricsErr != nil:
-		return metricsErr
+	case failed != nil:
+		if miss := sloMiss(verdicts); miss != nil {
+			fmt.Fprintln(stderr, "omnibench:", miss)
+		}
+		return failed
 	}
 	return sloMiss(verdicts)
 }
 
-func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
+func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport, doc any) error {
 	if format == report.FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	return report.Render(w, format, report.RunTables(rep)...)
+	return renderTables(w, format, wide, report.RunTables(rep)...)
 }
 
 func pick(vals ...int) int {
@@ -512,6 +583,9 @@ func flagsWithoutSecrets(f *pflag.FlagSet) map[string]string {
 }
 
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // a redacting writer around the terminal
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
