@@ -40,14 +40,15 @@ func TestRampConfigValidate(t *testing.T) {
 	}
 	invalid := []Config{
 		{Concurrency: 1, Requests: 1, RampUp: -time.Second},
-		{Concurrency: 1, Requests: 1, RateStart: 2},                                       // closed loop
-		{Rate: 20, RateStart: 1, Requests: 1},                                             // range without ramp
-		{Rate: 20, RateStart: math.NaN(), RampUp: time.Second, Requests: 1},               // NaN
-		{Rate: 20, Stages: []Stage{{time.Second, 1}}, Requests: 1},                        // stages in an open loop
-		{Stages: []Stage{{time.Second, 1}}, RampUp: time.Second, Requests: 1},             // both
-		{Stages: []Stage{{time.Second, 0}}, Requests: 1},                                  // never a worker
-		{Stages: []Stage{{0, 2}}, Requests: 1},                                            // zero duration
-		{Stages: []Stage{{time.Second, -2}, {time.Second, 2}}, Duration: 2 * time.Second}, // negative
+		{Concurrency: 1, Requests: 1, RateStart: 2},                                                  // closed loop
+		{Rate: 20, RateStart: 1, Requests: 1},                                                        // range without ramp
+		{Rate: 20, RateStart: math.NaN(), RampUp: time.Second, Requests: 1},                          // NaN
+		{Rate: 20, Stages: []Stage{{time.Second, 1}}, Requests: 1},                                   // stages in an open loop
+		{Stages: []Stage{{time.Second, 1}}, RampUp: time.Second, Requests: 1},                        // both
+		{Stages: []Stage{{time.Second, 0}}, Requests: 1},                                             // never a worker
+		{Stages: []Stage{{0, 2}}, Requests: 1},                                                       // zero duration
+		{Stages: []Stage{{time.Second, -2}, {time.Second, 2}}, Duration: 2 * time.Second},            // negative
+		{Stages: []Stage{{time.Second, 4}}, Duration: time.Second, Shard: Shard{Index: 0, Count: 2}}, // sharded
 	}
 	for _, c := range invalid {
 		if err := c.Validate(); err == nil {
@@ -65,6 +66,9 @@ func TestPeakConcurrency(t *testing.T) {
 		{Config{Stages: []Stage{{time.Second, 10}, {time.Second, 300}, {time.Second, 0}}, Duration: time.Second}, 300},
 		{Config{Rate: 5, MaxInflight: 64, Requests: 1}, 64},
 		{Config{Rate: 5, Requests: 1}, 0},
+		// A shard's part: arrivals k with k mod 4 = 1 of 10 workers (1, 5, 9).
+		{Config{Concurrency: 10, Requests: 10, Shard: Shard{Index: 1, Count: 4}}, 3},
+		{Config{Rate: 5, MaxInflight: 64, Requests: 8, Shard: Shard{Index: 0, Count: 4}}, 16},
 	} {
 		if got := tc.cfg.PeakConcurrency(); got != tc.want {
 			t.Errorf("%+v: peak %d, want %d", tc.cfg, got, tc.want)
