@@ -55,10 +55,10 @@ func (r *Report) Judge(th Thresholds, stampP99MS *float64) {
 	}
 	lim := th.delayMS()
 	if r.SchedLatencyP99MS > lim {
-		r.Reasons = append(r.Reasons, fmt.Sprintf("goroutine scheduling latency p99 %.1f ms > %g ms", r.SchedLatencyP99MS, lim))
+		r.Reasons = append(r.Reasons, fmt.Sprintf("goroutine scheduling latency p99 %s ms > %g ms", ms(r.SchedLatencyP99MS), lim))
 	}
 	if stampP99MS != nil && *stampP99MS > lim {
-		r.Reasons = append(r.Reasons, fmt.Sprintf("send-stamp delay p99 %.1f ms > %g ms", *stampP99MS, lim))
+		r.Reasons = append(r.Reasons, fmt.Sprintf("send-stamp delay p99 %s ms > %g ms", ms(*stampP99MS), lim))
 	}
 	r.Saturated = len(r.Reasons) > 0
 }
@@ -69,6 +69,15 @@ func (r *Report) Warning() string {
 	if !r.Saturated {
 		return ""
 	}
-	return fmt.Sprintf("the load generator was saturated (%s): latencies include up to %.1f ms of client delay; use fewer streams per process or shards",
-		strings.Join(r.Reasons, "; "), r.ClientDelayMS)
+	return fmt.Sprintf("the load generator was saturated (%s): latencies include up to %s ms of client delay; use fewer streams per process or shards",
+		strings.Join(r.Reasons, "; "), ms(r.ClientDelayMS))
+}
+
+// ms formats milliseconds with one decimal, or three significant digits
+// below 1 ms (so a sub-millisecond figure does not read 0.0).
+func ms(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.3g", v)
+	}
+	return fmt.Sprintf("%.1f", v)
 }
