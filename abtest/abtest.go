@@ -50,6 +50,9 @@ type Config struct {
 	// failure-rate gate, compare.EvaluateFailures). A failed gate makes Run
 	// return a *compare.RegressionError with the analysed Result.
 	Gates []compare.Gate
+	// AllowSaturated gives a verdict even when an arm was measured by a
+	// saturated load generator; without it Run refuses (compare.ErrSaturated).
+	AllowSaturated bool
 
 	StartupTimeout time.Duration // for a server command to answer /health; 0 means DefaultStartupTimeout
 	StopGrace      time.Duration // between SIGTERM and SIGKILL; 0 means DefaultStopGrace
@@ -328,7 +331,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		st.mu.Unlock()
 		st.res.Rounds++
 
-		_, rerr := runner.Run(ctx, rcfg)
+		out, rerr := runner.Run(ctx, rcfg)
+		if out != nil && out.Health != nil {
+			st.res.observeHealth(round, out.Health)
+		}
 		if werr := st.writeError(); werr != nil {
 			return res, werr
 		}
@@ -371,6 +377,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		st.res.Records = append([]results.Record(nil), st.records...)
 		st.mu.Unlock()
 	}
+	res.IncludeRamp = cfg.Run.Summary.IncludeRamp
 	analyse(res, cfg.Stats, cfg.Gates)
 	if res.Interrupted {
 		res.Warnings = append(res.Warnings, "interrupted: the arms are incomplete and may be unbalanced; the figures cover what was measured")
@@ -385,6 +392,13 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		// ctx.Err is the cause (canceled by Ctrl-C, or a deadline), whatever
 		// the round in flight made of it.
 		return res, fmt.Errorf("abtest: interrupted: %w", ctx.Err())
+	}
+	for _, a := range []*ArmResult{res.A, res.B} {
+		if a.Client != nil && a.Client.Saturated && !cfg.AllowSaturated {
+			return res, fmt.Errorf("abtest: no verdict: arm %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
+				"so a difference may be the client's; use fewer streams per process, or pass --allow-saturated",
+				a.Name, a.Label, compare.ErrSaturated, strings.Join(a.Client.Reasons, "; "), a.Client.ClientDelayMS)
+		}
 	}
 	verdict := res.Err()
 	if re := (*compare.RegressionError)(nil); errors.As(verdict, &re) {

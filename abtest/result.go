@@ -11,6 +11,7 @@ import (
 	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -48,6 +49,9 @@ type Result struct {
 	// failure rates do.
 	Verdict     string
 	Significant bool
+
+	// IncludeRamp counts ramp-phase records as samples (run --include-ramp).
+	IncludeRamp bool
 
 	Interrupted bool
 	Warnings    []string
@@ -88,6 +92,24 @@ type ArmResult struct {
 	// first round, as check.DetectStats says it ("off (detected: ...)").
 	StatsClaim string
 	Stats      string
+
+	// Client is the load generator's verdict over the arm's rounds:
+	// saturated when any round was (reasons named by round).
+	Client *results.ClientHealth `json:",omitempty"`
+}
+
+// observeHealth folds one round's load-generator verdict into the arm's.
+func (a *ArmResult) observeHealth(round int, h *selfmon.Report) {
+	if a.Client == nil {
+		a.Client = &results.ClientHealth{}
+	}
+	a.Client.ClientDelayMS = max(a.Client.ClientDelayMS, h.ClientDelayMS)
+	if h.Saturated {
+		a.Client.Saturated = true
+		for _, r := range h.Reasons {
+			a.Client.Reasons = append(a.Client.Reasons, fmt.Sprintf("round %d: %s", round+1, r))
+		}
+	}
 }
 
 // MetricResult compares one metric between the arms: package compare's
@@ -149,8 +171,8 @@ func (r *Result) Err() error {
 // analyse fills the per-arm counts, the metric comparisons, the gates and
 // the verdict.
 func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
-	usedA := countArm(res.A)
-	usedB := countArm(res.B)
+	usedA := countArm(res.A, res.IncludeRamp)
+	usedB := countArm(res.B, res.IncludeRamp)
 	// The counts come from compare.Usable, so they are consistent.
 	res.Failures, _ = stats.CompareFailures(res.A.Failed, res.A.Requests, res.B.Failed, res.B.Requests)
 	if f := res.Failures; f.Differ(res.Alpha) {
@@ -164,6 +186,9 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 		res.Significant = true
 	}
 	for _, a := range []*ArmResult{res.A, res.B} {
+		if a.Client != nil && a.Client.Saturated {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", a.Name, a.Client.Text()))
+		}
 		if a.Failed > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d of %d measured requests failed and are left out%s",
 				a.Name, a.Failed, a.Requests, firstErrorText(a)))
@@ -191,8 +216,8 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 // countArm counts the arm's records and returns its samples, as package
 // compare takes them (compare.Usable): successful measured records in the
 // order they were sent.
-func countArm(a *ArmResult) []*results.Record {
-	used, failed, warmup := compare.Usable(a.Records)
+func countArm(a *ArmResult, includeRamp bool) []*results.Record {
+	used, failed, warmup, _ := compare.Usable(a.Records, includeRamp)
 	a.Used, a.Failed, a.Warmup = len(used), len(failed), warmup
 	a.Requests = a.Used + a.Failed
 	a.FirstError = ""

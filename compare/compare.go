@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
@@ -35,6 +36,12 @@ type Options struct {
 	// Gates are the regression gates, checked by Result.Err. When there is
 	// any, the failure-rate gate (EvaluateFailures) is checked too.
 	Gates []Gate
+	// AllowSaturated lets the gates judge a run measured by a saturated
+	// load generator; without it Result.Err refuses (ErrSaturated).
+	AllowSaturated bool
+	// IncludeRamp compares the requests of a load ramp (Record.Phase
+	// "ramp") too; by default they are left out, as in the run's summary.
+	IncludeRamp bool
 }
 
 // Arm describes one input run and which of its records were compared.
@@ -46,7 +53,14 @@ type Arm struct {
 	Used     int // successful, non-warm-up records compared
 	Failed   int // non-warm-up records with an error class (left out)
 	Warmup   int // warm-up records (left out)
+	Ramp     int // ramp-phase records left out (Options.IncludeRamp)
+	// Client is the run's load-generator verdict (nil: not in the file).
+	Client *results.ClientHealth
 }
+
+// Saturated reports whether the arm's run was measured by a saturated load
+// generator.
+func (a Arm) Saturated() bool { return a.Client != nil && a.Client.Saturated }
 
 // Row is the comparison of one metric.
 type Row struct {
@@ -78,7 +92,14 @@ type Result struct {
 	Failures stats.FailureRates
 	Gates    []GateResult
 	Warnings []string // about the runs as a whole
+	// AllowSaturated is Options.AllowSaturated (see Err).
+	AllowSaturated bool
 }
+
+// ErrSaturated is wrapped by the error refusing a gated verdict on a run
+// measured by a saturated load generator: its latencies include the
+// client's own delay, so a regression (or its absence) may be the client's.
+var ErrSaturated = errors.New("measured by a saturated load generator")
 
 // ErrNothingMeasured is wrapped by Compare's error when a run's measured
 // requests all failed: there is nothing to compare (exit status 1, unlike a
@@ -102,8 +123,8 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("compare: percentile %v is not in [0, 100]", p)
 		}
 	}
-	armA, recsA := usable(a)
-	armB, recsB := usable(b)
+	armA, recsA := usable(a, opts.IncludeRamp)
+	armB, recsB := usable(b, opts.IncludeRamp)
 	for _, x := range []struct {
 		arm  Arm
 		role string
@@ -117,16 +138,29 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("compare: %s (%s): %w: all %d measured requests failed (%d warm-up)",
 				x.arm.Name, x.role, ErrNothingMeasured, x.arm.Failed, x.arm.Warmup)
 		default:
-			return nil, fmt.Errorf("compare: %s (%s): no measured request records (%d records, %d warm-up)",
-				x.arm.Name, x.role, x.arm.Records, x.arm.Warmup)
+			ramp := ""
+			if x.arm.Ramp > 0 {
+				ramp = fmt.Sprintf(", %d ramp-phase left out (--include-ramp keeps them)", x.arm.Ramp)
+			}
+			return nil, fmt.Errorf("compare: %s (%s): no measured request records (%d records, %d warm-up%s)",
+				x.arm.Name, x.role, x.arm.Records, x.arm.Warmup, ramp)
 		}
 	}
 	rows, err := Analyze(Metrics(), recsA, recsB, sopts)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
-	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows}
+	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows,
+		AllowSaturated: opts.AllowSaturated}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	for _, x := range []struct {
+		role string
+		arm  Arm
+	}{{"A", armA}, {"B", armB}} {
+		if x.arm.Saturated() {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s (%s): %s", x.role, x.arm.Name, x.arm.Client.Text()))
+		}
+	}
 	res.Failures, err = stats.CompareFailures(armA.Failed, armA.Used+armA.Failed, armB.Failed, armB.Used+armB.Failed)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
@@ -221,8 +255,22 @@ func (r *Result) Tested() int {
 	return n
 }
 
-// Err returns a *RegressionError when any gate failed, nil otherwise.
+// Err returns a *RegressionError when any gate failed, nil otherwise; with
+// gates, a run measured by a saturated load generator is refused first (an
+// error wrapping ErrSaturated) unless AllowSaturated.
 func (r *Result) Err() error {
+	if len(r.Gates) > 0 && !r.AllowSaturated {
+		for _, x := range []struct {
+			role string
+			arm  Arm
+		}{{"A", r.A}, {"B", r.B}} {
+			if x.arm.Saturated() {
+				return fmt.Errorf("compare: no gate verdict: %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
+					"so a regression may be the client's; rerun with fewer streams per process or shards, or pass --allow-saturated",
+					x.role, x.arm.Name, ErrSaturated, strings.Join(x.arm.Client.Reasons, "; "), x.arm.Client.ClientDelayMS)
+			}
+		}
+	}
 	var failed []GateResult
 	for _, g := range r.Gates {
 		if g.Failed {
@@ -236,10 +284,10 @@ func (r *Result) Err() error {
 }
 
 // usable counts the records of run and returns the ones compared.
-func usable(run Run) (Arm, []*results.Record) {
-	used, failed, warmup := Usable(run.Records)
+func usable(run Run, includeRamp bool) (Arm, []*results.Record) {
+	used, failed, warmup, ramp := Usable(run.Records, includeRamp)
 	arm := Arm{Name: run.Name, Scenario: run.Header.Scenario, Target: run.Header.Target, Records: len(run.Records),
-		Used: len(used), Failed: len(failed), Warmup: warmup}
+		Used: len(used), Failed: len(failed), Warmup: warmup, Ramp: ramp, Client: run.Header.Client}
 	return arm, used
 }
 
@@ -247,13 +295,17 @@ func usable(run Run) (Arm, []*results.Record) {
 // the successful, non-warm-up records in request order (Seq), so that the
 // lag-1 autocorrelation stats warns about sees the run as it happened;
 // failed are the non-warm-up records with an error class, in the order of
-// recs; warmup counts the warm-up records. Both are left out.
-func Usable(recs []results.Record) (used, failed []*results.Record, warmup int) {
+// recs; warmup counts the warm-up records and ramp the records of a load
+// ramp (Record.Phase "ramp", unless includeRamp), as the run's summary
+// leaves them out. Both are left out.
+func Usable(recs []results.Record, includeRamp bool) (used, failed []*results.Record, warmup, ramp int) {
 	for i := range recs {
 		rec := &recs[i]
 		switch {
 		case rec.Warmup:
 			warmup++
+		case rec.Phase == "ramp" && !includeRamp:
+			ramp++
 		case !rec.OK():
 			failed = append(failed, rec)
 		default:
@@ -261,7 +313,7 @@ func Usable(recs []results.Record) (used, failed []*results.Record, warmup int) 
 		}
 	}
 	sort.SliceStable(used, func(i, j int) bool { return used[i].Seq < used[j].Seq })
-	return used, failed, warmup
+	return used, failed, warmup, ramp
 }
 
 func values(m Metric, recs []*results.Record) []float64 {

@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -358,8 +360,8 @@ func TestAnalyzeUntestable(t *testing.T) {
 	}
 	b[2].E2ES = math.Inf(1)
 	b = append(b, results.Record{Seq: 9, Warmup: true, E2ES: 5}, results.Record{Seq: 8, ErrorClass: results.ErrConnect})
-	usedA, _, _ := Usable(a)
-	usedB, failedB, warmupB := Usable(b)
+	usedA, _, _, _ := Usable(a, false)
+	usedB, failedB, warmupB, _ := Usable(b, false)
 	if len(usedB) != 4 || len(failedB) != 1 || warmupB != 1 {
 		t.Fatalf("Usable(b): %d used, %d failed, %d warm-up; want 4, 1, 1", len(usedB), len(failedB), warmupB)
 	}
@@ -632,4 +634,102 @@ func TestCompareCandidateOnlyFailed(t *testing.T) {
 	if _, err := Compare(broken, base, Options{Gates: []Gate{{"e2e", 50}}}); !errors.Is(err, ErrNothingMeasured) {
 		t.Errorf("broken baseline: error %v", err)
 	}
+}
+
+// saturated is run as measured by a saturated load generator.
+func saturated(run Run) Run {
+	run.Header.Client = &results.ClientHealth{Saturated: true, ClientDelayMS: 42, Reasons: []string{"CPU 97 % of 2 cores > 80 %"}}
+	return run
+}
+
+func TestSaturatedRunRefusesTheGates(t *testing.T) {
+	gates := []Gate{{Metric: "e2e", MaxPct: 50}}
+	base, same := load(t, "base.jsonl"), load(t, "same.jsonl")
+
+	// Without gates the comparison is reported, the saturated side marked.
+	res, err := Compare(base, saturated(same), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Errorf("without gates: Err = %v", err)
+	}
+	notes := strings.Join(res.Notes(), "\n")
+	if !strings.Contains(notes, "B: 10 of 10 requests compared (0 failed, 0 warm-up left out); SATURATED load generator") ||
+		!strings.Contains(notes, "the load generator was saturated (CPU 97 % of 2 cores > 80 %): latencies include up to 42.0 ms") {
+		t.Errorf("notes do not mark B:\n%s", notes)
+	}
+	var js bytes.Buffer
+	if err := res.Write(&js, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"client_saturated": true`) {
+		t.Errorf("json does not carry client_saturated:\n%s", js.String())
+	}
+
+	// With gates the verdict is refused, naming the side and the reason,
+	// also when A is the saturated one and no gate failed.
+	for _, tc := range []struct{ a, b Run }{{base, saturated(same)}, {saturated(base), same}} {
+		res, err := Compare(tc.a, tc.b, Options{Gates: gates})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = res.Err()
+		if !errors.Is(err, ErrSaturated) || !strings.Contains(err.Error(), "CPU 97 %") || !strings.Contains(err.Error(), "--allow-saturated") {
+			t.Errorf("Err = %v, want a refusal wrapping ErrSaturated", err)
+		}
+		res, err = Compare(tc.a, tc.b, Options{Gates: gates, AllowSaturated: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); err != nil {
+			t.Errorf("--allow-saturated: Err = %v, want the gates' verdict (none failed)", err)
+		}
+	}
+
+	// A run that was not saturated, or whose file has no verdict, is judged.
+	notSat := base
+	notSat.Header.Client = &results.ClientHealth{ClientDelayMS: 0.2}
+	res, err = Compare(notSat, same, Options{Gates: gates})
+	if err != nil || res.Err() != nil {
+		t.Errorf("unsaturated: %v, %v", err, res.Err())
+	}
+}
+
+func TestRampRecordsLeftOut(t *testing.T) {
+	base, same := load(t, "base.jsonl"), load(t, "same.jsonl")
+	ramped := same
+	ramped.Records = slices.Clone(same.Records)
+	// Three ramp records, much slower than the rest: kept, they move e2e.
+	for i := range 3 {
+		r := ramped.Records[i]
+		r.ID, r.Seq, r.Phase, r.E2ES = fmt.Sprintf("ramp-%d", i), -10+i, "ramp", 100
+		ramped.Records = append(ramped.Records, r)
+	}
+	res, err := Compare(base, ramped, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.B.Used != 10 || res.B.Ramp != 3 || row(t, res, "e2e").B.Mean != row(t, mustCompare(t, base, same, Options{}), "e2e").B.Mean {
+		t.Errorf("default: B used %d, ramp %d; e2e mean %v", res.B.Used, res.B.Ramp, row(t, res, "e2e").B.Mean)
+	}
+	if !strings.Contains(strings.Join(res.Notes(), "\n"), "3 ramp-phase left out (--include-ramp keeps them)") {
+		t.Errorf("notes do not say the ramp was left out:\n%s", strings.Join(res.Notes(), "\n"))
+	}
+	res, err = Compare(base, ramped, Options{IncludeRamp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.B.Used != 13 || res.B.Ramp != 0 || row(t, res, "e2e").B.N != 13 {
+		t.Errorf("--include-ramp: B used %d, ramp %d, e2e n %d", res.B.Used, res.B.Ramp, row(t, res, "e2e").B.N)
+	}
+}
+
+func mustCompare(t *testing.T, a, b Run, opts Options) *Result {
+	t.Helper()
+	res, err := Compare(a, b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

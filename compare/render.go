@@ -200,6 +200,12 @@ func (r *Result) failuresNote() string {
 // armNote counts what was compared of one run (the title names the file).
 func armNote(role string, a Arm) string {
 	s := fmt.Sprintf("%s: %d of %d requests compared (%d failed, %d warm-up left out)", role, a.Used, a.Records, a.Failed, a.Warmup)
+	if a.Ramp > 0 {
+		s += fmt.Sprintf("; %d ramp-phase left out (--include-ramp keeps them)", a.Ramp)
+	}
+	if a.Saturated() {
+		s += "; SATURATED load generator"
+	}
 	if a.Scenario != "" {
 		s += "; scenario " + a.Scenario
 	}
@@ -277,6 +283,10 @@ type jsonArm struct {
 	Used     int    `json:"used"`
 	Failed   int    `json:"failed"`
 	Warmup   int    `json:"warmup"`
+	Ramp     int    `json:"ramp,omitempty"`
+	// ClientSaturated is the run's load-generator verdict; absent when the
+	// results file does not carry it.
+	ClientSaturated *bool `json:"client_saturated,omitempty"`
 }
 
 // MetricJSON is one metric of the JSON output of `omnibench compare` and
@@ -403,5 +413,9 @@ func (r *Result) WriteJSON(w io.Writer) error {
 }
 
 func toJSONArm(a Arm) jsonArm {
-	return jsonArm{Path: a.Name, Scenario: a.Scenario, Target: a.Target, Records: a.Records, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup}
+	j := jsonArm{Path: a.Name, Scenario: a.Scenario, Target: a.Target, Records: a.Records, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup, Ramp: a.Ramp}
+	if a.Client != nil {
+		j.ClientSaturated = &a.Client.Saturated
+	}
+	return j
 }

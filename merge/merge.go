@@ -316,7 +316,34 @@ func mergedHeader(chosen []Shard, info *results.Merged) results.Header {
 	}
 	h.Flags = flags
 	h.Merged = info
+	h.Client = mergedClient(chosen)
 	return h
+}
+
+// mergedClient joins the shards' load-generator verdicts: saturated when
+// any shard was (its reasons named by shard), not saturated when every
+// shard says so, unknown (nil) when a shard's file has no verdict.
+func mergedClient(chosen []Shard) *results.ClientHealth {
+	out := &results.ClientHealth{}
+	known := true
+	for _, s := range chosen {
+		c := s.Header.Client
+		if c == nil {
+			known = false
+			continue
+		}
+		out.ClientDelayMS = max(out.ClientDelayMS, c.ClientDelayMS)
+		if c.Saturated {
+			out.Saturated = true
+			for _, r := range c.Reasons {
+				out.Reasons = append(out.Reasons, fmt.Sprintf("shard %d: %s", s.Header.ShardIndex, r))
+			}
+		}
+	}
+	if !known && !out.Saturated {
+		return nil
+	}
+	return out
 }
 
 // snapshots takes the earliest before and the latest after snapshot.

@@ -329,3 +329,29 @@ func TestSnapshotPath(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeJoinsTheClientVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		clients []*results.ClientHealth
+		want    *results.ClientHealth
+	}{
+		{"all fine", []*results.ClientHealth{{ClientDelayMS: 1}, {ClientDelayMS: 2}, {ClientDelayMS: 0.5}},
+			&results.ClientHealth{ClientDelayMS: 2}},
+		{"one saturated", []*results.ClientHealth{{ClientDelayMS: 1}, {Saturated: true, ClientDelayMS: 9, Reasons: []string{"CPU 90 %"}}, nil},
+			&results.ClientHealth{Saturated: true, ClientDelayMS: 9, Reasons: []string{"shard 1: CPU 90 %"}}},
+		{"one unknown", []*results.ClientHealth{{ClientDelayMS: 1}, nil, {ClientDelayMS: 2}}, nil},
+	} {
+		shards := testShards(3, 12, 0)
+		for i := range shards {
+			shards[i].Header.Client = tc.clients[i]
+		}
+		res, err := Merge(shards, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res.Header.Client, tc.want) {
+			t.Errorf("%s: merged client %+v, want %+v", tc.name, res.Header.Client, tc.want)
+		}
+	}
+}

@@ -15,7 +15,16 @@ import (
 const (
 	TypeHeader  = "header"
 	TypeRequest = "request"
+	// TypeClient is the last line of a run that ended (also interrupted):
+	// the load generator's saturation verdict (Header.Client).
+	TypeClient = "client"
 )
+
+// clientLine is the JSON form of a TypeClient line.
+type clientLine struct {
+	Type string `json:"type"`
+	ClientHealth
+}
 
 // Writer writes a results JSONL file: one header line, then one line per
 // request. Each line is written with a single Write call as soon as it is
@@ -48,6 +57,11 @@ func (w *Writer) WriteHeader(h Header) error {
 func (w *Writer) Write(r *Record) error {
 	r.Type = TypeRequest
 	return w.writeLine(r)
+}
+
+// WriteClient writes the load generator's verdict, the run's last line.
+func (w *Writer) WriteClient(c ClientHealth) error {
+	return w.writeLine(&clientLine{Type: TypeClient, ClientHealth: c})
 }
 
 func (w *Writer) writeLine(v any) error {
@@ -97,7 +111,9 @@ func (c CutOffLine) String() string {
 }
 
 // ReadNamedTo reads a results JSONL stream. The first non-blank line must be
-// the header; every following non-blank line must be a request record.
+// the header; every following non-blank line must be a request record or
+// a client line (the load generator's verdict, put in Header.Client; its
+// absence leaves Header.Client nil).
 //
 // A final line that has no newline and does not parse is what a run killed
 // in the middle of a write leaves behind (Writer ends every line with its
@@ -150,6 +166,12 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 						return h, recs, fmt.Errorf("%s:%d: request: %w", name, lineNo, jerr)
 					}
 					recs = append(recs, rec)
+				case probe.Type == TypeClient:
+					var c clientLine
+					if jerr := json.Unmarshal(line, &c); jerr != nil {
+						return h, recs, fmt.Errorf("%s:%d: client line: %w", name, lineNo, jerr)
+					}
+					h.Client = &c.ClientHealth
 				default:
 					return h, recs, fmt.Errorf("%s:%d: unknown line type %q (want %q)", name, lineNo, probe.Type, TypeRequest)
 				}

@@ -115,3 +115,36 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestClientLineRoundTripAndAbsence(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(Header{Mode: "closed"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&Record{ID: "r0", Kind: KindChat}); err != nil {
+		t.Fatal(err)
+	}
+	noClient := buf.String() // what a run killed before its end leaves
+	want := ClientHealth{Saturated: true, ClientDelayMS: 12.5, Reasons: []string{"CPU 95 % of 2 cores > 80 %"}}
+	if err := w.WriteClient(want); err != nil {
+		t.Fatal(err)
+	}
+	h, recs, err := Read(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || h.Client == nil || !h.Client.Saturated || h.Client.ClientDelayMS != 12.5 || h.Client.Reasons[0] != want.Reasons[0] {
+		t.Fatalf("header client %+v, %d records", h.Client, len(recs))
+	}
+	if !strings.Contains(h.Client.Text(), "saturated (CPU 95 % of 2 cores > 80 %)") {
+		t.Errorf("text %q", h.Client.Text())
+	}
+	h, recs, err = Read(strings.NewReader(noClient))
+	if err != nil || len(recs) != 1 || h.Client != nil {
+		t.Fatalf("without the client line: %+v, %d records, %v", h.Client, len(recs), err)
+	}
+	if !strings.Contains(h.Client.Text(), "unknown") {
+		t.Errorf("nil text %q", h.Client.Text())
+	}
+}

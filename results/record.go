@@ -4,6 +4,11 @@
 // types, so a saved run can be re-reported, replayed or compared later.
 package results
 
+import (
+	"fmt"
+	"strings"
+)
+
 // SchemaVersion is written into every header line and summary. Bump it when a
 // field changes meaning; adding a field does not need a bump.
 const SchemaVersion = 1
@@ -248,6 +253,35 @@ type Header struct {
 	StartLateS float64 `json:"start_late_s,omitempty"`
 	// Merged describes a file written by omnibench merge from shards.
 	Merged *Merged `json:"merged,omitempty"`
+	// Client is the load generator's saturation verdict over the run. The
+	// runner learns it only when the load ends, so it writes it as the
+	// file's last line (a "client" line, see Writer.WriteClient) and the
+	// reader puts it here; merge writes it in the header. nil means not
+	// known: a run killed before it ended, or a file older than the line.
+	Client *ClientHealth `json:"client,omitempty"`
+}
+
+// ClientHealth is the load generator's saturation verdict of a run (the
+// run document's client.saturated, client_delay_ms and reasons).
+type ClientHealth struct {
+	Saturated bool `json:"saturated"`
+	// ClientDelayMS is the largest client-side delay measured: how much of
+	// a latency may be the client's.
+	ClientDelayMS float64  `json:"client_delay_ms"`
+	Reasons       []string `json:"reasons,omitempty"`
+}
+
+// Text says in one phrase whether the client was saturated and why, for
+// the notes of the commands that read saved runs.
+func (c *ClientHealth) Text() string {
+	switch {
+	case c == nil:
+		return "load generator saturation unknown (the file has no client line: an older or killed run)"
+	case !c.Saturated:
+		return "load generator not saturated"
+	}
+	return fmt.Sprintf("the load generator was saturated (%s): latencies include up to %.1f ms of client delay",
+		strings.Join(c.Reasons, "; "), c.ClientDelayMS)
 }
 
 // Merged is what omnibench merge records about the shards it joined.

@@ -170,6 +170,10 @@ func runChecked(t *testing.T, cfg Config) (*Outcome, error) {
 	if len(recs) != len(out.Records) {
 		t.Errorf("JSONL holds %d records, the outcome %d", len(recs), len(out.Records))
 	}
+	// The saturation verdict ends the file, also after an interrupt.
+	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) {
+		t.Errorf("JSONL client line %+v, the outcome's health %+v", c, out.Health)
+	}
 	return out, err
 }
 

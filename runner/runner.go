@@ -418,6 +418,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if w := out.Health.Warning(); w != "" {
 		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
 	}
+	// The verdict is known only now: it is the results file's last line,
+	// which compare reads (a run killed before here leaves none).
+	if w != nil {
+		ch := results.ClientHealth{Saturated: out.Health.Saturated, ClientDelayMS: out.Health.ClientDelayMS, Reasons: out.Health.Reasons}
+		if err := w.w.WriteClient(ch); err != nil {
+			writeOnce.Do(func() { writeErr = err })
+		}
+	}
 
 	switch {
 	case runErr != nil && !errors.Is(runErr, context.Canceled):

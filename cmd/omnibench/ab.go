@@ -26,6 +26,7 @@ type abOptions struct {
 	aCmd, bCmd     string
 	aLabel, bLabel string
 	logStats       bool
+	allowSaturated bool
 	serverCmd      string
 	statsOnFlag    string
 	statsOffFlag   string
@@ -147,6 +148,7 @@ the ones that choose a single target or its scrape.`,
 	f.StringVar(&o.serverCmd, "server-cmd", "", "with --log-stats: the server command; A adds --stats-on-flag, B --stats-off-flag")
 	f.StringVar(&o.statsOnFlag, "stats-on-flag", "--log-stats", "with --server-cmd: argument(s) that turn stats on (empty: none)")
 	f.StringVar(&o.statsOffFlag, "stats-off-flag", "", "with --server-cmd: argument(s) that turn stats off (current vLLM-Omni: --disable-log-stats)")
+	f.BoolVar(&o.allowSaturated, "allow-saturated", false, "give a verdict even when an arm was measured by a saturated load generator (default: refuse, exit 1)")
 	f.IntVar(&o.rounds, "rounds", abtest.DefaultRounds, "rounds per arm, run in the order A B B A A B ...")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level, after Holm correction across e2e, TTFP and audio RTF")
 	f.Float64Var(&o.power, "power", 0.8, "power of the minimum detectable effect")
@@ -221,6 +223,7 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	}
 	cfg = abtest.Config{
 		Gates:          gates,
+		AllowSaturated: o.allowSaturated,
 		Run:            rcfg,
 		Rounds:         o.rounds,
 		Stats:          stats.Options{Alpha: o.alpha, Power: o.power, Test: test, Percentiles: o.run.percentiles},

@@ -20,6 +20,9 @@ type compareOptions struct {
 	percentiles []float64
 	gates       []string
 	html        string
+	// allowSaturated lets the gates judge a run of a saturated load
+	// generator; includeRamp compares ramp-phase requests too.
+	allowSaturated, includeRamp bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -50,10 +53,17 @@ beyond chance: Fisher's exact test (two-sided) of the failed and successful
 measured requests of both runs at --alpha (no tolerance; the failure_rate
 gate). Every output states both runs' failures and the Fisher p.
 
+A run measured by a saturated load generator (the results file's client
+line, written at the end of every run) is marked in the notes; with
+--fail-on-regression its verdict is refused (exit 2) unless
+--allow-saturated, since its latencies include the client's own delay.
+Requests of a load ramp (--ramp-up, --stages, a rate range) are left out,
+as in the run's figures, unless --include-ramp.
+
 Exit status: 0 no regression, 3 a regression gate failed (also when every
 measured request of B failed), 1 a run whose measured requests all failed
 (without gates), 2 unusable input (bad flags, unreadable results files,
-files without measured requests).`,
+files without measured requests, a saturated run under gates).`,
 		Example: `  omnibench compare base.jsonl candidate.jsonl
   omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
   omnibench compare base.jsonl candidate.jsonl --format json`,
@@ -74,6 +84,8 @@ files without measured requests).`,
 	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
 	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report (tables and both runs' distributions) to this file")
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
+	f.BoolVar(&o.allowSaturated, "allow-saturated", false, "let --fail-on-regression judge a run measured by a saturated load generator (default: refuse, exit 2)")
+	f.BoolVar(&o.includeRamp, "include-ramp", false, "compare the requests of a load ramp (--ramp-up, --stages, a rate range) too")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
@@ -88,7 +100,7 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	if err != nil {
 		return withExitCode(2, fmt.Errorf("--test: %w", err))
 	}
-	opts := compare.Options{Alpha: o.alpha, Test: test, Percentiles: o.percentiles}
+	opts := compare.Options{Alpha: o.alpha, Test: test, Percentiles: o.percentiles, AllowSaturated: o.allowSaturated, IncludeRamp: o.includeRamp}
 	if opts.Percentiles == nil {
 		opts.Percentiles = []float64{} // --percentiles= given empty: no percentile table
 	}
@@ -132,6 +144,9 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 		var re *compare.RegressionError
 		if errors.As(err, &re) {
 			return withExitCode(3, err)
+		}
+		if errors.Is(err, compare.ErrSaturated) {
+			return withExitCode(2, err) // a run that cannot give a verdict is unusable input for the gates
 		}
 		return err
 	}
