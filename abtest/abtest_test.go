@@ -22,6 +22,7 @@ import (
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -576,5 +577,31 @@ func TestRunCandidateOnlyFails(t *testing.T) {
 	cfg.OutDir = t.TempDir()
 	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrNoSamples) {
 		t.Errorf("ungated: error %v, want ErrNoSamples", err)
+	}
+}
+
+func TestRunRefusesASaturatedArm(t *testing.T) {
+	const n, rounds = 4, 1
+	a, b := SimulatorArms(fastSimulator(true))
+	cfg := testConfig(t, a, b, n, rounds)
+	// Thresholds every run exceeds: the client counts as saturated.
+	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}
+	res, err := Run(context.Background(), cfg)
+	if !errors.Is(err, compare.ErrSaturated) || !strings.Contains(err.Error(), "arm A") || !strings.Contains(err.Error(), "--allow-saturated") {
+		t.Fatalf("err = %v, want a refusal naming arm A", err)
+	}
+	if res == nil || res.A.Client == nil || !res.A.Client.Saturated || !strings.HasPrefix(res.A.Client.Reasons[0], "round 1: ") {
+		t.Fatalf("arm A client %+v", res.A.Client)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "A: the load generator was saturated") {
+		t.Errorf("warnings do not mark arm A: %q", res.Warnings)
+	}
+
+	cfg = testConfig(t, a, b, n, rounds)
+	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}
+	cfg.AllowSaturated = true
+	res, err = Run(context.Background(), cfg)
+	if err != nil || res.Verdict == "" {
+		t.Fatalf("--allow-saturated: %v, verdict %q", err, res.Verdict)
 	}
 }
