@@ -47,13 +47,13 @@ type benchSamples struct {
 const benchContinuityMS = "100"
 
 // benchSamplesOf collects the benchmark's samples from the successful
-// measured records.
-func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples {
+// measured records (ramp-phase ones only with includeRamp, as the figures).
+func benchSamplesOf(recs []results.Record, percentiles []float64, includeRamp bool) *benchSamples {
 	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
 	add := func(stem string, v float64) { b.dists[stem] = append(b.dists[stem], v) }
 	for i := range recs {
 		r := &recs[i]
-		if r.Warmup || !r.OK() {
+		if r.Warmup || !r.OK() || (r.Phase == "ramp" && !includeRamp) {
 			continue
 		}
 		b.completed++

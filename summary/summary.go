@@ -289,7 +289,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, opts.IncludeRamp, s.DurationS)
 	}
-	s.bench = benchSamplesOf(recs, opts.Percentiles)
+	s.bench = benchSamplesOf(recs, opts.Percentiles, opts.IncludeRamp)
 	for k := range s.Requests.ByStatus {
 		if k == "0" {
 			s.Warnings = append(s.Warnings, "http_status errors without a status code")

@@ -20,6 +20,7 @@ type reportOptions struct {
 	thresholds  []string
 	goodput     string
 	html        string
+	includeRamp bool
 }
 
 // reportDocument is the JSON form of a re-rendered run: the summary part of
@@ -63,7 +64,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			if err != nil {
 				return withExitCode(2, notResultsFile(args[0], err, true))
 			}
-			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open"})
+			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open", IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
 			if o.html != "" {
@@ -87,6 +88,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s")
 	f.StringVar(&o.html, "html", "", "also write the self-contained HTML report to this file")
+	f.BoolVar(&o.includeRamp, "include-ramp", false, "count the requests of a load ramp (--ramp-up, --stages, a rate range) in the figures")
 	return cmd
 }
 

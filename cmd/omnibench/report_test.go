@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,49 @@ func TestReportGivenASummary(t *testing.T) {
 	if code != 2 || err == nil || !strings.Contains(err.Error(), sum+" is a run summary document") ||
 		!strings.Contains(err.Error(), "omnibench run --out FILE") {
 		t.Errorf("report %s: exit %d, %v; want exit 2 saying it is a run summary and naming run --out", sum, code, err)
+	}
+}
+
+// TestReportIncludeRamp: ramp-phase records are left out of the figures
+// unless --include-ramp.
+func TestReportIncludeRamp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ramp.jsonl")
+	var buf bytes.Buffer
+	w := results.NewWriter(&buf)
+	if err := w.WriteHeader(results.Header{Scenario: "hand", Mode: "closed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, ttfp := range []float64{0.9, 0.1, 0.2, 0.3} {
+		rec := results.Record{ID: "r", Seq: i, Kind: results.KindChat, SentS: float64(i), E2ES: 1, TTFPS: ttfp,
+			AudioBytes: 48000, AudioFrames: 24000, AudioDurationS: 1, RTFLastChunk: 0.5, RTFE2E: 1}
+		if i == 0 {
+			rec.Phase = "ramp"
+		}
+		if err := w.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		mean float64 // ms: 200 without the 900 ms ramp request, 375 with it
+	}{{nil, 200}, {[]string{"--include-ramp"}, 375}} {
+		var out, errOut bytes.Buffer
+		root := newRootCmd("test")
+		root.SetArgs(append([]string{"report", path, "--format", "json"}, tc.args...))
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("report %v: %v (%s)", tc.args, err, errOut.String())
+		}
+		var doc reportDocument
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := doc.Bench["mean_audio_ttfp_ms"]; math.Abs(got-tc.mean) > 1e-6 {
+			t.Errorf("report %v: mean_audio_ttfp_ms = %v, want %v", tc.args, got, tc.mean)
+		}
 	}
 }
