@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +21,7 @@ import (
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/slo"
 )
 
 // startServeProcess starts `omnibench serve` on a free loopback port with
@@ -162,7 +166,9 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			// The prompts: each sequence number's prompt, as the server
 			// counted its tokens, is the one-process run's.
 			ref := filepath.Join(dir, "one-process.jsonl")
-			runBinary(t, ctx, bin, append(slices.Clone(common), "--out", ref)...)
+			refDoc := filepath.Join(dir, "one-process.json")
+			slos := []string{"--slo", "audio_ttfp_p95<60s", "--slo", "error_rate<0.5", "--slo", "continuity_ok_rate_100ms>=0"}
+			runBinary(t, ctx, bin, append(append(slices.Clone(common), "--out", ref, "--summary", refDoc), slos...)...)
 			_, refRecs, err := results.ReadFile(ref)
 			if err != nil {
 				t.Fatal(err)
@@ -250,12 +256,13 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, format := range []string{"table", "json"} {
-				got := runBinary(t, ctx, bin, "report", merged, "--format", format)
-				want := runBinary(t, ctx, bin, "report", concatPath, "--format", format)
+				got := runBinary(t, ctx, bin, append([]string{"report", merged, "--format", format}, slos...)...)
+				want := runBinary(t, ctx, bin, append([]string{"report", concatPath, "--format", format}, slos...)...)
 				if !bytes.Equal(got, want) {
 					t.Errorf("report --format %s of the merge differs from that of the concatenated records:\n%s\n---\n%s", format, got, want)
 				}
 			}
+			checkReportSLOs(t, ctx, bin, ref, refDoc, merged, slos)
 		})
 	}
 }
@@ -312,5 +319,45 @@ func TestMergeCmdUnusableInput(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a refused merge wrote %s", out)
+	}
+}
+
+// checkReportSLOs: report --slo over a run's results file gives the run's
+// own --slo verdicts (run and report evaluate SLOs on one code path), the
+// merge's verdicts are in every format and in --junit, and a missed SLO
+// exits 3.
+func checkReportSLOs(t *testing.T, ctx context.Context, bin, ref, refDoc, merged string, slos []string) {
+	t.Helper()
+	var run struct {
+		SLOs []slo.Result `json:"slos"`
+	}
+	raw, err := os.ReadFile(refDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &run); err != nil {
+		t.Fatal(err)
+	}
+	var rep reportDocument
+	if err := json.Unmarshal(runBinary(t, ctx, bin, append([]string{"report", ref, "--format", "json"}, slos...)...), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.SLOs) != 3 || !reflect.DeepEqual(rep.SLOs, run.SLOs) {
+		t.Errorf("report --slo over the run's file:\n%+v\nthe run's verdicts:\n%+v", rep.SLOs, run.SLOs)
+	}
+
+	junitPath := filepath.Join(filepath.Dir(merged), "slo.xml")
+	table := runBinary(t, ctx, bin, append([]string{"report", merged, "--junit", junitPath}, slos...)...)
+	if !strings.Contains(string(table), "audio_ttfp_p95<60s") {
+		t.Errorf("the table lacks the SLO verdicts:\n%s", table)
+	}
+	if x, err := os.ReadFile(junitPath); err != nil || !strings.Contains(string(x), "error_rate&lt;0.5") && !strings.Contains(string(x), "error_rate<0.5") {
+		t.Errorf("--junit: %v\n%s", err, x)
+	}
+	cmd := exec.CommandContext(ctx, bin, "report", merged, "--slo", "audio_ttfp_p95<1us", "--format", "markdown")
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != slo.ExitSLOMiss || !strings.Contains(string(out), "audio_ttfp_p95<1us") {
+		t.Errorf("a missed SLO: %v (want exit %d)\n%s", err, slo.ExitSLOMiss, out)
 	}
 }

@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/omnibench/omnibench/junit"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -21,6 +23,8 @@ type reportOptions struct {
 	goodput     string
 	html        string
 	includeRamp bool
+	slos        []string
+	junit       string
 }
 
 // reportDocument is the JSON form of a re-rendered run: the summary part of
@@ -31,6 +35,7 @@ type reportDocument struct {
 	Run           results.Header     `json:"run"`
 	Summary       *summary.Summary   `json:"summary"`
 	Bench         map[string]float64 `json:"bench"`
+	SLOs          []slo.Result       `json:"slos,omitempty"` // the --slo verdicts, as run's summary has them
 }
 
 func newReportCmd() *cobra.Command {
@@ -41,10 +46,16 @@ func newReportCmd() *cobra.Command {
 		Long: `report reads the results file of 'omnibench run --out' and prints the same
 report as the run did (without the server-vs-client section, whose snapshots
 live in the --summary file), optionally with other percentiles, thresholds or
-goodput SLOs. An interrupted run's file reads like any other.`,
+goodput SLOs. An interrupted run's file reads like any other.
+
+--slo EXPR (repeatable) evaluates service-level objectives on the saved (or
+merged) records exactly as 'run --slo' does: the verdicts are part of the
+report in every format, --junit FILE writes them as JUnit XML, and a missed
+SLO exits 3.`,
 		Example: `  omnibench report run.jsonl
   omnibench report run.jsonl --percentiles 50,99,99.9 --threshold 50ms,100ms --format markdown
-  omnibench report run.jsonl --goodput ttfp:500ms,e2e:10s --html report.html`,
+  omnibench report run.jsonl --goodput ttfp:500ms,e2e:10s --html report.html
+  omnibench report merged.jsonl --slo 'audio_ttfp_p95<500ms' --junit slo.xml`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
@@ -60,6 +71,16 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 					return withExitCode(2, fmt.Errorf("--goodput: %w", err))
 				}
 			}
+			slos, err := slo.ParseAll(o.slos)
+			if err != nil {
+				return withExitCode(2, err)
+			}
+			if o.junit != "" && len(slos) == 0 {
+				return withExitCode(2, fmt.Errorf("--junit needs at least one --slo"))
+			}
+			if err := checkOutputPaths(outputFlag{"--html", o.html}, outputFlag{"--junit", o.junit}); err != nil {
+				return err
+			}
 			h, recs, err := results.ReadFile(args[0])
 			if err != nil {
 				return withExitCode(2, notResultsFile(args[0], err, true))
@@ -67,18 +88,13 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open", IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
-			if o.html != "" {
-				page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, recs)}
-				if err := report.WriteHTMLFile(o.html, page); err != nil {
-					return fmt.Errorf("--html: %w", err)
-				}
+			if len(slos) > 0 {
+				rep.SLOs = slo.Evaluate(slos, s, recs)
 			}
-			if o.format == report.FormatJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(reportDocument{SchemaVersion: results.SchemaVersion, Run: h, Summary: s, Bench: s.Bench()})
+			if err := writeReport(cmd, o, h, recs, rep); err != nil {
+				return err
 			}
-			return renderTables(cmd.OutOrStdout(), o.format, o.wide, report.RunTables(rep)...)
+			return sloMiss(rep.SLOs)
 		},
 	}
 	f := cmd.Flags()
@@ -89,7 +105,31 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s")
 	f.StringVar(&o.html, "html", "", "also write the self-contained HTML report to this file")
 	f.BoolVar(&o.includeRamp, "include-ramp", false, "count the requests of a load ramp (--ramp-up, --stages, a rate range) in the figures")
+	f.StringArrayVar(&o.slos, "slo", nil, "service-level objective, e.g. 'audio_ttfp_p95<500ms' (repeatable; exit 3 when one is missed)")
+	f.StringVar(&o.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
 	return cmd
+}
+
+// writeReport writes the report in o's format, its HTML and JUnit files.
+func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []results.Record, rep report.RunReport) error {
+	s := rep.Summary
+	if o.junit != "" {
+		if err := junit.WriteFile(o.junit, slo.JUnitSuite(rep.SLOs)); err != nil {
+			return fmt.Errorf("--junit: %w", err)
+		}
+	}
+	if o.html != "" {
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, recs)}
+		if err := report.WriteHTMLFile(o.html, page); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	if o.format == report.FormatJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(reportDocument{SchemaVersion: results.SchemaVersion, Run: h, Summary: s, Bench: s.Bench(), SLOs: rep.SLOs})
+	}
+	return renderTables(cmd.OutOrStdout(), o.format, o.wide, report.RunTables(rep)...)
 }
 
 // notResultsFile explains a results file that did not read: when the file
