@@ -7,11 +7,21 @@ import (
 	"io"
 )
 
-// defaultBufferSize is the bufio buffer of a Reader. It holds a typical
-// audio event (about 5 KB of base64 per 80 ms of 24 kHz audio) many times
-// over, so lines rarely straddle a refill; longer lines still work, they
-// are just assembled in a side buffer.
-const defaultBufferSize = 64 << 10
+// defaultBufferSize is the initial bufio buffer of a Reader. It holds a
+// typical audio event (about 5 KB of base64 per 80 ms of 24 kHz audio), and
+// it is small because a client keeps one per open stream: a line that does
+// not fit makes the buffer grow (doubling, up to maxBufferSize), so a stream
+// of larger events pays the growth once, not a copy per line.
+const defaultBufferSize = 8 << 10
+
+// maxBufferSize bounds the buffer's growth; longer lines (up to the cap)
+// are assembled in a side buffer instead.
+const maxBufferSize = 1 << 20
+
+// maxRetainedBuffer bounds the grown buffer Reset keeps for the next
+// stream (a 200 KB event's 256 KiB): a larger one goes back to the
+// initial size.
+const maxRetainedBuffer = 256 << 10
 
 // DefaultMaxEventBytes is the default cap on one line and on one event's
 // data. An 80 ms audio event is about 5 KB and a whole base64 WAV file of
@@ -54,6 +64,9 @@ type Event struct {
 // Reader parses an event stream. It is not safe for concurrent use.
 type Reader struct {
 	br *bufio.Reader
+	// src is br's source: the stream, behind the bytes a growth of br
+	// carried over from the smaller buffer.
+	src prefixReader
 
 	offset int64 // bytes consumed from br, for error messages
 	events int   // events dispatched so far
@@ -119,17 +132,63 @@ func (r *Reader) SetMaxEventBytes(n int) {
 // Reset makes r read a new stream from src, keeping its buffers (and its
 // interned event types), so a client can reuse one Reader per connection
 // or pool them across requests instead of allocating a buffer each time.
-// Buffers grown beyond 1 MiB by an unusually large event are dropped.
+// Buffers grown beyond 1 MiB by an unusually large event are dropped, and
+// a read buffer grown beyond 256 KiB goes back to its initial 8 KiB.
 func (r *Reader) Reset(src io.Reader) {
-	r.br.Reset(src)
 	*r = Reader{
 		br:      r.br,
+		src:     prefixReader{r: src, carry: retain(r.src.carry)},
 		long:    retain(r.long),
 		data:    retain(r.data),
 		comment: retain(r.comment),
 		types:   r.types,
 		max:     r.max,
 	}
+	if r.br.Size() > maxRetainedBuffer {
+		r.br = bufio.NewReaderSize(&r.src, defaultBufferSize)
+		return
+	}
+	r.br.Reset(&r.src)
+}
+
+// prefixReader reads the bytes of pre, then those of r. pre aliases carry,
+// a buffer kept for the next growth.
+//
+// limit, when positive, bounds one Read from r: the Reader sets it while a
+// line without a terminator nears the cap, so a grown buffer does not read
+// far beyond the cap.
+type prefixReader struct {
+	r     io.Reader
+	pre   []byte
+	carry []byte
+	limit int
+}
+
+func (p *prefixReader) Read(b []byte) (int, error) {
+	if len(p.pre) > 0 {
+		n := copy(b, p.pre)
+		p.pre = p.pre[n:]
+		return n, nil
+	}
+	if p.limit > 0 && len(b) > p.limit {
+		b = b[:p.limit]
+	}
+	return p.r.Read(b)
+}
+
+// grow replaces a full buffer by one twice its size holding the same bytes,
+// unless it has reached maxBufferSize.
+func (r *Reader) grow() bool {
+	size := 2 * r.br.Size()
+	if size > maxBufferSize {
+		return false
+	}
+	buffered, _ := r.br.Peek(r.br.Buffered())
+	r.src.carry = append(r.src.carry[:0], buffered...)
+	r.src.pre = r.src.carry
+	r.br = bufio.NewReaderSize(&r.src, size)
+	_, _ = r.br.Peek(len(r.src.carry)) // served from carry: cannot fail
+	return true
 }
 
 // retain empties b for reuse, or drops it when it is too large to keep.
@@ -143,7 +202,9 @@ func retain(b []byte) []byte {
 // newReaderSize lets tests use tiny buffers to exercise lines that straddle
 // buffer refills.
 func newReaderSize(r io.Reader, size int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, size), max: DefaultMaxEventBytes}
+	rd := &Reader{src: prefixReader{r: r}, max: DefaultMaxEventBytes}
+	rd.br = bufio.NewReaderSize(&rd.src, size)
+	return rd
 }
 
 // Next returns the next event. It returns io.EOF (unwrapped) when the
@@ -335,9 +396,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		if err := r.checkLine(len(r.long) + len(buf)); err != nil {
 			return nil, err
 		}
+		if len(buf) == r.br.Size() && r.grow() {
+			continue // the same bytes, scanned, in a larger buffer
+		}
 		if len(buf) == r.br.Size() {
-			// The line is longer than the buffer: move what we have aside
-			// so the buffer can take more.
+			// The line is longer than the largest buffer: move what we
+			// have aside so the buffer can take more.
 			r.long = append(r.long, buf...)
 			r.discard(len(buf))
 			scanned = 0
@@ -345,7 +409,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		// Wait for at least one more byte. Peek slides the buffered bytes
 		// to the front and reads once, so a line that fits in the buffer
 		// is never copied.
-		if _, err := r.br.Peek(r.br.Buffered() + 1); err != nil {
+		// Read no more than the cap lets this line have (+1, to see it
+		// exceeded): the buffered bytes are all the line's.
+		r.src.limit = r.max + 1 - len(r.long) - r.br.Buffered()
+		_, err := r.br.Peek(r.br.Buffered() + 1)
+		r.src.limit = 0
+		if err != nil {
 			rest, _ := r.br.Peek(r.br.Buffered())
 			if lerr := r.checkLine(len(r.long) + len(rest)); lerr != nil {
 				return nil, lerr

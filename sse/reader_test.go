@@ -285,3 +285,51 @@ func TestReaderReset(t *testing.T) {
 		t.Fatalf("after Reset from EOF: %+v, %v", ev, err)
 	}
 }
+
+// TestReaderBufferGrowsOnDemand: the read buffer starts small (a client
+// holds one per open stream), grows to hold a long line, is kept by Reset
+// up to 256 KiB, and goes back to its initial size beyond.
+func TestReaderBufferGrowsOnDemand(t *testing.T) {
+	r := NewReader(&loopReader{b: chatAudioEvent(80)})
+	for range 3 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.br.Size(); got != defaultBufferSize {
+		t.Errorf("after 80 ms audio events the buffer is %d bytes, want the initial %d", got, defaultBufferSize)
+	}
+	big := bigEvent(200 << 10)
+	r.Reset(&loopReader{b: big})
+	for range 3 {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := big[len("data: ") : len(big)-2]; !bytes.Equal(ev.Data, want) {
+			t.Fatalf("200 KB event read as %d bytes, want %d", len(ev.Data), len(want))
+		}
+	}
+	if got := r.br.Size(); got != 256<<10 {
+		t.Errorf("after 200 KB events the buffer is %d bytes, want 256 KiB", got)
+	}
+	r.Reset(strings.NewReader("data: x\n\n"))
+	if got := r.br.Size(); got != 256<<10 {
+		t.Errorf("Reset dropped a 256 KiB buffer (now %d)", got)
+	}
+	huge := bigEvent(600 << 10)
+	r.Reset(bytes.NewReader(huge))
+	if ev, err := r.Next(); err != nil || len(ev.Data) != len(huge)-len("data: ")-2 {
+		t.Fatalf("600 KB event: %d bytes, %v", len(ev.Data), err)
+	}
+	if got := r.br.Size(); got != 1<<20 {
+		t.Errorf("after a 600 KB event the buffer is %d bytes, want 1 MiB", got)
+	}
+	r.Reset(strings.NewReader("data: x\n\n"))
+	if got := r.br.Size(); got != defaultBufferSize {
+		t.Errorf("Reset kept a %d-byte buffer, want the initial %d", got, defaultBufferSize)
+	}
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "x" {
+		t.Errorf("after the shrink: %q, %v", ev.Data, err)
+	}
+}
