@@ -126,7 +126,7 @@ func (s *stream) consume(r io.Reader) error {
 	if s.sr == nil {
 		s.sr = sse.NewReader(r)
 	} else {
-		s.sr.Reset(r) // the pooled reader keeps its 64 KiB buffer
+		s.sr.Reset(r) // the pooled reader keeps its buffer, grown to the events it met
 	}
 	s.sr.SetMaxEventBytes(s.maxEvent)
 	return s.readSSE(s.sr)
