@@ -690,7 +690,13 @@ func (st *armState) close(grace time.Duration, logw io.Writer) error {
 		st.sim = nil
 	}
 	if st.file != nil {
-		err := errors.Join(st.file.Sync(), st.file.Close())
+		var werr error
+		if c := st.res.Client; c != nil && st.writer != nil {
+			// The arm's verdict over its rounds ends its results file, as
+			// a run's does, so `compare a.jsonl b.jsonl` sees it too.
+			werr = st.writer.WriteClient(*c)
+		}
+		err := errors.Join(werr, st.file.Sync(), st.file.Close())
 		st.file = nil
 		st.mu.Lock()
 		st.writer = nil

@@ -323,6 +323,9 @@ func checkFiles(t *testing.T, dir string, res *Result, n, rounds int) {
 		if h.Flags["ab-arm"] != a.Name || h.Concurrency != 1 || h.Seed != 3 || h.Scenario != "chat-voice" {
 			t.Errorf("%s header %+v", a.Name, h)
 		}
+		if h.Client == nil || !reflect.DeepEqual(*h.Client, *a.Client) {
+			t.Errorf("%s: the results file's client line %+v, the arm's verdict %+v", a.Name, h.Client, a.Client)
+		}
 		if len(recs) != n+rounds {
 			t.Fatalf("%s: %d records, want %d", a.Name, len(recs), n+rounds)
 		}
