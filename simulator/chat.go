@@ -38,7 +38,7 @@ type chatBody struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Modalities []string `json:"modalities"`
+	Modalities json.RawMessage `json:"modalities"`
 	Audio      *struct {
 		Format string `json:"format"`
 		Voice  string `json:"voice"`
@@ -100,19 +100,26 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 	}
 
 	req.text, req.audio = true, true // Qwen3-Omni's default output
-	if len(b.Modalities) > 0 {
+	mods, e := parseModalities(b.Modalities)
+	if e != nil {
+		return nil, e
+	}
+	if len(mods) > 0 {
 		req.text, req.audio = false, false
-		for i, m := range b.Modalities {
+		var unsupported []string
+		for _, m := range mods {
 			switch m {
 			case "text":
 				req.text = true
 			case "audio":
 				req.audio = true
-			case "image":
-				return nil, badRequest("modalities", "modalities[%d]: output modality 'image' is not supported by the simulator; use text and/or audio", i)
 			default:
-				return nil, badRequest("modalities", "modalities[%d]: invalid modality '%s'; supported: text, audio", i, m)
+				unsupported = append(unsupported, m)
 			}
+		}
+		if len(unsupported) > 0 {
+			return nil, badRequest("modalities", "Unsupported output modalities %s for this model. Supported modalities: %s",
+				pyList(unsupported), pyList([]string{"text", "audio"}))
 		}
 	}
 
@@ -138,6 +145,31 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		req.voice = DefaultVoice
 	}
 	return req, nil
+}
+
+// parseModalities reads the modalities field: absent or null means the
+// model's default (nil); anything but a list of strings is the 400 upstream
+// sends (protocol section 10).
+func parseModalities(raw json.RawMessage) ([]string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var mods []string
+	if raw[0] != '[' || json.Unmarshal(raw, &mods) != nil {
+		return nil, badRequest("modalities", "'modalities' must be a list of strings.")
+	}
+	return mods, nil
+}
+
+// pyList formats names as Python prints a list of strings (['a', 'b']),
+// the form of upstream's modality error message.
+func pyList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // messageText extracts the text of a message's content: a string, an array
@@ -190,7 +222,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	words := strings.Fields(req.reply)
+	// The assistant answers from the reply corpus with as many words as
+	// the user's text; the audio length still follows the user's text.
+	words := replyWords(s.cfg.Seed, req.prompt, len(strings.Fields(req.reply)))
 	j := s.newJob(r.Context(), arrival, jobSpec{
 		endpoint:  "chat",
 		key:       req.prompt,
