@@ -45,6 +45,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
+	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err != nil {
@@ -138,6 +139,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
+	s.rec.ServerTokens = tokenHeaders(resp.Header)
 	s.body = body{r: resp.Body, wd: wd}
 	reuse, err := s.readResponse(resp)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
@@ -263,6 +265,7 @@ func (c *Client) finish(s *stream) {
 	if !s.fmtKnown || rec.AudioBytes == 0 {
 		return
 	}
+	s.finishOnset()
 	frame := s.f.BytesPerFrame()
 	rec.AudioFrames = rec.AudioBytes / int64(frame)
 	rec.AudioDurationS = float64(rec.AudioFrames) / float64(s.f.SampleRate)

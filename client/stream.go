@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/wav"
@@ -79,13 +80,19 @@ type stream struct {
 	wavRemain int64  // declared data bytes still to come (wavSize >= 0)
 	hdr       []byte // raw speech: header bytes gathered until it parses
 
-	b64     []byte      // base64 decode buffer
-	scratch []byte      // unescaped JSON strings
-	readBuf []byte      // raw speech read buffer
-	sr      *sse.Reader // event-stream reader, reused across requests
-	chunk   chatChunk
-	sev     speechEvent
-	body    body
+	b64     []byte          // base64 decode buffer
+	scratch []byte          // unescaped JSON strings
+	readBuf []byte          // raw speech read buffer
+	sr      *sse.Reader     // event-stream reader, reused across requests
+	det     *onset.Detector // audible onset, reused across requests (audible.go)
+	// Audible onset settings (Options) and state of this request.
+	audibleDB     float64
+	audibleWindow time.Duration
+	detecting     bool // det runs over this response's PCM
+	onsetDone     bool // the onset was found (or cannot be: not s16)
+	chunk         chatChunk
+	sev           speechEvent
+	body          body
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
@@ -96,7 +103,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr,
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, det: s.det,
 	}
 }
 
@@ -255,6 +262,11 @@ func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 	// Route by modality: in an "audio" chunk delta.content is base64 audio;
 	// otherwise it is text. delta.audio.data is always audio.
 	if c.Modality.equal("audio") {
+		if rec.FirstAudioEventS == 0 {
+			// The benchmark's TTFP counts this event even when its
+			// content is "" (an audio output with no samples, #5237).
+			rec.FirstAudioEventS = s.since(now)
+		}
 		if !c.Content.empty() {
 			return false, s.audioText(c.Content, "choices[0].delta.content", now)
 		}
@@ -470,6 +482,7 @@ func (s *stream) setFormat(f wav.Format) error {
 		}
 		s.f, s.fmtKnown = f, true
 		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
+		s.startOnset()
 		return nil
 	}
 	if f != s.f {
@@ -505,6 +518,7 @@ func (s *stream) addChunk(now time.Time, pcm []byte) {
 	rec.ChunkArrivalsS = append(rec.ChunkArrivalsS, off)
 	rec.ChunkBytes = append(rec.ChunkBytes, n)
 	rec.AudioBytes += int64(n)
+	s.onsetChunk(pcm)
 }
 
 // readRaw reads a raw speech byte stream (stream_format "audio"): each read

@@ -286,6 +286,24 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 
 	var arrivals []float64
 	var pcmBytes []int
+	firstAudio := false // the server's TTFP is taken at the first audio output, even an empty one
+	emptyDue := j.plan.faults.emptyEvent
+	// sendEmpty sends the empty-audio-event fault's event: an audio output
+	// with no samples gives content "" (upstream #5237).
+	sendEmpty := func() error {
+		emptyDue = false
+		payload = append(append(payload[:0], prefix...), choicesOpen...)
+		payload = append(payload, `"role":"assistant","content":""`...)
+		payload = appendFinish(payload, false)
+		payload = append(payload, `,"usage":`...)
+		payload = appendUsage(payload, j.spec.promptTok, 0)
+		payload = append(payload, `,"modality":"audio","metrics":null}`...)
+		if !firstAudio {
+			firstAudio = true
+			s.metrics.AudioFirstPacket(sr, j.elapsed())
+		}
+		return out.send("", payload)
+	}
 	err := func() error {
 		if req.text {
 			payload = append(append(append(payload[:0], prefix...), choicesOpen...),
@@ -295,6 +313,11 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			}
 		}
 		return j.run(func(ev *event) error {
+			if emptyDue && (ev.audio || req.audio) {
+				if err := sendEmpty(); err != nil {
+					return err
+				}
+			}
 			payload = append(append(payload[:0], prefix...), choicesOpen...)
 			if !ev.audio {
 				payload = append(payload, `"content":`...)
@@ -317,7 +340,8 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			payload = appendUsage(payload, j.spec.promptTok, 0)
 			payload = append(payload, `,"modality":"audio","metrics":null}`...)
 			at := j.elapsed()
-			if len(arrivals) == 0 {
+			if !firstAudio {
+				firstAudio = true
 				s.metrics.AudioFirstPacket(sr, at)
 			}
 			arrivals = append(arrivals, at)
