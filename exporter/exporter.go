@@ -61,6 +61,7 @@ type Exporter struct {
 	errors                              map[string]prometheus.Counter // known classes; read-only after New
 	stalls, stalled                     prometheus.Counter
 	stallTime                           prometheus.Observer
+	ttfaAudible, leadingSilence         prometheus.Observer
 }
 
 // New builds the metric core with the client prefix and the run's labels,
@@ -99,6 +100,7 @@ func New(opts Options) (*Exporter, error) {
 	e.scheduled, e.started, e.dropped, e.warmup = counter(famScheduled), counter(famStarted), counter(famDropped), counter(famWarmup)
 	e.stalls, e.stalled = counter(famStalls), counter(famStalled)
 	e.lag, e.stallTime = histogram(famLag), histogram(famStallTime)
+	e.ttfaAudible, e.leadingSilence = histogram(famTTFAAudible), histogram(famLeadingSilence)
 	e.errorsVec = vecs[famErrors].(*prometheus.CounterVec)
 	for _, class := range results.ErrorClasses() {
 		e.errors[class] = e.errorsVec.With(prometheus.Labels{omnimetrics.LabelModelName: opts.ModelName, LabelClass: class})
@@ -190,6 +192,12 @@ func (e *Exporter) OnRecord(r *results.Record) {
 	e.m.Tokens(r.PromptTokens, r.CompletionTokens)
 	if r.HasAudio() {
 		e.m.AudioFirstPacket(clientStage(), r.TTFPS+shift)
+	}
+	if r.TTFAAudibleS > 0 {
+		e.ttfaAudible.Observe(r.TTFAAudibleS + shift)
+	}
+	if r.LeadingSilenceS != nil {
+		e.leadingSilence.Observe(max(*r.LeadingSilenceS, 0))
 	}
 	if r.HasAudio() || !e.opts.TextOnly {
 		// frames == 0 counts as skipped{no_audio_data}, the server's silent-loss counter.

@@ -29,6 +29,8 @@ const (
 	famStalls
 	famStalled
 	famStallTime
+	famTTFAAudible
+	famLeadingSilence
 	numLoadFamilies
 )
 
@@ -60,6 +62,12 @@ func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
 		famStallTime: {Name: "stall_resume_stall_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
 			Buckets: omnimetrics.SecondsFastBuckets(),
 			Help:    "Total stall time of the stall-and-resume player per response"},
+		famTTFAAudible: {Name: "ttfa_audible_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsBuckets(),
+			Help:    "Time to first audible audio: send to the chunk holding the first sample above the audible threshold (responses that became audible)"},
+		famLeadingSilence: {Name: "leading_silence_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "Audio before the first audible sample per response with audio (all of it when never audible)"},
 	}
 }
 
