@@ -111,6 +111,10 @@ func RunTables(r RunReport) []Table {
 	}
 	lat.Notes = append(lat.Notes,
 		"rtf_last_chunk = (last audio chunk - send) / audio duration; rtf_e2e = end-to-end / audio duration; audio_rtf = the vLLM-Omni benchmark's choice (last chunk for chat, e2e for speech).")
+	lat.Notes = append(lat.Notes,
+		"ttfp_first_event_ms = the vLLM-Omni benchmark's TTFP (first audio event, even an empty one).",
+		"ttfa_audible_ms = first chunk holding audible audio (10 ms RMS above --audible-threshold);",
+		"leading_silence_s = the audio before that sample.")
 	if s.FromIntended {
 		lat.Notes = append(lat.Notes, "open loop: latencies are measured from each request's intended start (scheduling lag included).")
 	}
