@@ -66,6 +66,10 @@ type Timing struct {
 	AudioPerChar time.Duration // audio per character of text; 0 means the default
 	MinAudio     time.Duration // lower bound of a response's audio
 	MaxAudio     time.Duration // upper bound of a response's audio; 0 means the default
+	// LeadingSilence is digital silence at the start of every response's
+	// audio (servers often begin so); the voice fills the rest. It moves the
+	// audible onset (ttfa_audible), not TTFP.
+	LeadingSilence time.Duration
 }
 
 // Faults are per-request fault probabilities in [0, 1].
@@ -208,6 +212,9 @@ func (c Config) validate() error {
 	}
 	if t.MinAudio > t.MaxAudio {
 		bad("--min-audio: %v exceeds --max-audio %v", t.MinAudio, t.MaxAudio)
+	}
+	if t.LeadingSilence < 0 || t.LeadingSilence > time.Hour {
+		bad("--leading-silence: %v is outside 0..1h", t.LeadingSilence)
 	}
 	if t.MaxAudio > time.Hour {
 		bad("--max-audio: %v exceeds one hour", t.MaxAudio)
