@@ -86,7 +86,7 @@ func goldenRecords() []results.Record {
 			ChunkArrivalsS: []float64{0.25}, ChunkBytes: []int{24000},
 			RTFLastChunk: 0.5, RTFE2E: 3,
 			LeadingSilenceS: ptrF(0.5), // never audible: no TTFA, all of it silence
-			Continuity: continuous()},
+			Continuity:      continuous()},
 		// Failures: a known class and an unknown one (counted as "other").
 		{Seq: 6, Kind: results.KindChat, ErrorClass: results.ErrHTTPStatus, Status: 500, E2ES: 0.01},
 		{Seq: 7, Kind: results.KindChat, ErrorClass: "weird", E2ES: 0.01},
