@@ -27,7 +27,7 @@ func TestAudibleFigures(t *testing.T) {
 		{"ttfa_p50<=0.35s", 400, false},
 		{"ttfa_audible_max<=500ms", 500, true},
 		{"ttfa_audible_p90<0.5s", 480, true}, // not summarised: from the records (linear interpolation)
-		{"leading_silence_max<300ms", 0.4, false},
+		{"leading_silence_max<300ms", 400, false},
 		{"audio_ttfp_first_event_mean<=75ms", 75, true},
 	} {
 		slo, err := Parse(tc.expr)

@@ -38,8 +38,8 @@ const (
 	// first audio event even when its content is empty, for speech the same
 	// as MetricTTFP.
 	MetricTTFPFirstEvent = "ttfp_first_event_ms"
-	MetricTTFAAudible    = "ttfa_audible_ms"   // first audible sample's chunk (package onset)
-	MetricLeadingSilence = "leading_silence_s" // audio before the first audible sample
+	MetricTTFAAudible    = "ttfa_audible_ms"    // first audible sample's chunk (package onset)
+	MetricLeadingSilence = "leading_silence_ms" // audio before the first audible sample
 	MetricTTFT           = "ttft_ms"
 	MetricE2E            = "e2e_ms"
 	MetricTextGap        = "itl_ms"
@@ -212,7 +212,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			ttfa = append(ttfa, (r.TTFAAudibleS+shift)*1000)
 		}
 		if r.LeadingSilenceS != nil {
-			silence = append(silence, *r.LeadingSilenceS)
+			silence = append(silence, *r.LeadingSilenceS*1000)
 		}
 		dur = append(dur, r.AudioDurationS)
 		s.Audio.TotalDurationS += r.AudioDurationS
@@ -280,7 +280,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricTTFP, "ms", ttfp)
 	add(MetricTTFPFirstEvent, "ms", ttfpEvent)
 	add(MetricTTFAAudible, "ms", ttfa)
-	add(MetricLeadingSilence, "s", silence)
+	add(MetricLeadingSilence, "ms", silence)
 	add(MetricTTFT, "ms", ttft)
 	add(MetricE2E, "ms", e2e)
 	add(MetricTextGap, "ms", gaps)

@@ -1,0 +1,187 @@
+// Package flacfile reads and writes the FLAC files a vLLM-Omni server sends
+// as chat audio events with audio.format "flac" (protocol section 3: every
+// event is a complete, independent file). Decode measures a file from its
+// own STREAMINFO header (sample rate, channels, bits per sample, total
+// samples) and decodes its frames to s16le PCM, so the client can count
+// frames and find the audible onset as for WAV; Encode writes the files the
+// simulator sends. Both use github.com/mewkiz/flac, a pure-Go decoder and
+// encoder.
+package flacfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mewkiz/flac"
+	"github.com/mewkiz/flac/frame"
+	"github.com/mewkiz/flac/meta"
+
+	"github.com/omnibench/omnibench/wav"
+)
+
+// MaxFrames caps the samples per channel Decode accepts from one file (one
+// hour at 48 kHz), so a header cannot make it allocate without bound.
+const MaxFrames = 48000 * 3600
+
+// ErrFLAC is wrapped by every error Decode returns for a bad file.
+var ErrFLAC = errors.New("flac")
+
+// Info is what a file's STREAMINFO block says.
+type Info struct {
+	Format wav.Format // sample rate, channels, bits per sample
+	Frames int64      // total samples per channel; 0 when the header does not say
+}
+
+// Decode parses one FLAC file and appends its audio to dst as s16le PCM
+// (interleaved; samples of other widths are scaled to 16 bits). The returned
+// format has BitsPerSample 16. It fails when the frames hold a different
+// number of samples than STREAMINFO declares, or when the file is cut.
+func Decode(data []byte, dst []byte) (info Info, out wav.Format, pcm []byte, err error) {
+	defer func() {
+		// The decoder is a parser of network input; a panic in it on a
+		// malformed file is turned into an error for that file.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: decoder failed: %v", ErrFLAC, r)
+		}
+	}()
+	stream, err := flac.New(bytes.NewReader(data))
+	if err != nil {
+		return Info{}, wav.Format{}, dst, fmt.Errorf("%w: %v", ErrFLAC, err)
+	}
+	si := stream.Info
+	info = Info{
+		Format: wav.Format{SampleRate: int(si.SampleRate), Channels: int(si.NChannels), BitsPerSample: int(si.BitsPerSample)},
+		Frames: int64(si.NSamples),
+	}
+	if info.Frames > MaxFrames {
+		return info, wav.Format{}, dst, fmt.Errorf("%w: STREAMINFO declares %d samples per channel, more than the cap of %d", ErrFLAC, info.Frames, MaxFrames)
+	}
+	out = wav.Format{SampleRate: info.Format.SampleRate, Channels: info.Format.Channels, BitsPerSample: 16}
+	var got int64
+	for {
+		f, err := stream.ParseNext()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return info, out, dst, fmt.Errorf("%w: frame after %d samples: %v", ErrFLAC, got, err)
+		}
+		if len(f.Subframes) != info.Format.Channels {
+			return info, out, dst, fmt.Errorf("%w: frame after %d samples has %d channels, STREAMINFO %d", ErrFLAC, got, len(f.Subframes), info.Format.Channels)
+		}
+		n := int64(f.Subframes[0].NSamples)
+		if got+n > MaxFrames {
+			return info, out, dst, fmt.Errorf("%w: more than %d samples per channel", ErrFLAC, int64(MaxFrames))
+		}
+		bps := int(f.BitsPerSample)
+		if bps == 0 {
+			bps = info.Format.BitsPerSample
+		}
+		for i := range int(n) {
+			for _, sf := range f.Subframes {
+				if i >= len(sf.Samples) {
+					return info, out, dst, fmt.Errorf("%w: short subframe after %d samples", ErrFLAC, got)
+				}
+				v := sf.Samples[i]
+				switch {
+				case bps > 16:
+					v >>= uint(bps - 16)
+				case bps < 16:
+					v <<= uint(16 - bps)
+				}
+				v = max(-32768, min(32767, v))
+				dst = append(dst, byte(v), byte(v>>8))
+			}
+		}
+		got += n
+	}
+	if info.Frames > 0 && got != info.Frames {
+		return info, out, dst, fmt.Errorf("%w: STREAMINFO declares %d samples per channel, the frames hold %d", ErrFLAC, info.Frames, got)
+	}
+	if info.Frames == 0 {
+		info.Frames = got
+	}
+	return info, out, dst, nil
+}
+
+// blockSize is the encoder's frame length in samples (the reference
+// encoder's default).
+const blockSize = 4096
+
+// Encode writes mono or interleaved s16le PCM as one FLAC file with a
+// complete STREAMINFO (total samples, block sizes; MD5 left zero, which the
+// format allows as "unknown").
+func Encode(f wav.Format, pcm []byte) ([]byte, error) {
+	if f.BitsPerSample != 16 || f.Channels < 1 || f.Channels > 8 || f.SampleRate <= 0 || f.SampleRate > 655350 {
+		return nil, fmt.Errorf("flacfile: cannot encode %d Hz, %d channels, %d bits", f.SampleRate, f.Channels, f.BitsPerSample)
+	}
+	frameBytes := 2 * f.Channels
+	frames := len(pcm) / frameBytes
+	var buf bytes.Buffer
+	info := &meta.StreamInfo{
+		BlockSizeMin:  uint16(min(blockSize, max(frames, 16))),
+		BlockSizeMax:  uint16(min(blockSize, max(frames, 16))),
+		SampleRate:    uint32(f.SampleRate),
+		NChannels:     uint8(f.Channels),
+		BitsPerSample: 16,
+		NSamples:      uint64(frames),
+	}
+	enc, err := flac.NewEncoder(&buf, info)
+	if err != nil {
+		return nil, fmt.Errorf("flacfile: %w", err)
+	}
+	channels, err := channelLayout(f.Channels)
+	if err != nil {
+		return nil, err
+	}
+	for start := 0; start < frames; start += blockSize {
+		n := min(blockSize, frames-start)
+		subs := make([]*frame.Subframe, f.Channels)
+		for c := range subs {
+			samples := make([]int32, n)
+			for i := range samples {
+				o := (start+i)*frameBytes + 2*c
+				samples[i] = int32(int16(uint16(pcm[o]) | uint16(pcm[o+1])<<8))
+			}
+			subs[c] = &frame.Subframe{SubHeader: frame.SubHeader{Pred: frame.PredVerbatim}, Samples: samples, NSamples: n}
+		}
+		fr := &frame.Frame{
+			Header: frame.Header{
+				HasFixedBlockSize: true, BlockSize: uint16(n), SampleRate: uint32(f.SampleRate),
+				Channels: channels, BitsPerSample: 16,
+			},
+			Subframes: subs,
+		}
+		if err := enc.WriteFrame(fr); err != nil {
+			return nil, fmt.Errorf("flacfile: frame at sample %d: %w", start, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("flacfile: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func channelLayout(n int) (frame.Channels, error) {
+	switch n {
+	case 1:
+		return frame.ChannelsMono, nil
+	case 2:
+		return frame.ChannelsLR, nil
+	case 3:
+		return frame.ChannelsLRC, nil
+	case 4:
+		return frame.ChannelsLRLsRs, nil
+	case 5:
+		return frame.ChannelsLRCLsRs, nil
+	case 6:
+		return frame.ChannelsLRCLfeLsRs, nil
+	case 7:
+		return frame.ChannelsLRCLfeCsSlSr, nil
+	case 8:
+		return frame.ChannelsLRCLfeLsRsSlSr, nil
+	}
+	return 0, fmt.Errorf("flacfile: %d channels", n)
+}
