@@ -1,7 +1,12 @@
 package client
 
 import (
+	"time"
+
+	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/onset"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/wav"
 )
 
 // startOnset sets up the audible-onset detector once the response's audio
@@ -61,4 +66,39 @@ func (s *stream) finishOnset() {
 	}
 	silence := float64(s.det.Frames()) / float64(s.f.SampleRate)
 	s.rec.LeadingSilenceS = &silence
+}
+
+// flacEvent measures one FLAC chat audio event. Its frames come from its
+// STREAMINFO header; when the file can be decoded quietly its PCM goes
+// through the usual chunk path (onset, --save-audio). Otherwise the chunk
+// counts its PCM-equivalent bytes (frames x 2 x channels) for the timeline
+// and continuity, and the response gets no audible onset: an onset taken
+// from audio that was never decoded would be a guess.
+func (s *stream) flacEvent(data []byte, field string, now time.Time) error {
+	info, first, err := flacfile.ParseHeader(data)
+	if err != nil {
+		return fail(results.ErrMalformed, "event %d: %s: bad FLAC: %w", s.events, field, err)
+	}
+	if info.Frames <= 0 || info.Frames > flacfile.MaxFrames {
+		return fail(results.ErrMalformed, "event %d: %s: FLAC STREAMINFO states %d samples per channel (want 1 to %d)", s.events, field, info.Frames, int64(flacfile.MaxFrames))
+	}
+	if flacfile.Decodable(data, first) {
+		_, f, p, err := flacfile.Decode(data, s.flacPCM[:0])
+		if err != nil {
+			return fail(results.ErrMalformed, "event %d: %s: bad FLAC: %w", s.events, field, err)
+		}
+		s.flacPCM = p
+		if err := s.setFormat(f); err != nil {
+			return err
+		}
+		s.addChunk(now, p)
+		return nil
+	}
+	f := wav.Format{SampleRate: info.Format.SampleRate, Channels: info.Format.Channels, BitsPerSample: 16}
+	if err := s.setFormat(f); err != nil {
+		return err
+	}
+	s.detecting, s.onsetDone = false, true
+	s.addChunkBytes(now, int(info.Frames)*f.BytesPerFrame(), nil)
+	return nil
 }

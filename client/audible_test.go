@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/wav"
 )
 
 // s16 renders frames of mono s16le: zero before start, then the constant
@@ -120,5 +122,52 @@ func TestAudibleOptionsValidated(t *testing.T) {
 		if _, err := New(Options{BaseURL: "http://127.0.0.1:1", AudibleThresholdDBFS: db}); err == nil {
 			t.Errorf("threshold %v dBFS accepted", db)
 		}
+	}
+}
+
+// TestFLACChatEvents: FLAC events are measured from their STREAMINFO; the
+// decodable ones (the simulator's) also give the audible onset, the ones
+// whose frame headers code 24 kHz (libFLAC's) give frames and timeline but
+// no onset, rather than a guessed one.
+func TestFLACChatEvents(t *testing.T) {
+	f := wav.Format{SampleRate: 24000, Channels: 1, BitsPerSample: 16}
+	quiet, _ := flacfile.Encode(f, s16(2400, 2400, 0))
+	loud, _ := flacfile.Encode(f, s16(2400, 600, 8000))
+	coded := append([]byte(nil), loud...)
+	_, first, _ := flacfile.ParseHeader(coded)
+	coded[first+2] = coded[first+2]&0xf0 | 0x7 // as libFLAC writes 24 kHz
+	for _, tc := range []struct {
+		name   string
+		events [][]byte
+		onset  bool
+	}{{"decodable", [][]byte{quiet, loud}, true}, {"24 kHz coded", [][]byte{quiet, coded}, false}} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+			sseStart(w)
+			for _, ev := range tc.events {
+				event(w, "", audioEvent(ev, ""))
+			}
+			event(w, "", "[DONE]")
+		})
+		c := newClient(t, srv.URL, Options{})
+		rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x", AudioFormat: "flac"})
+		if !rec.OK() {
+			t.Fatalf("%s: %s %s", tc.name, rec.ErrorClass, rec.Error)
+		}
+		checkTimeline(t, rec)
+		if rec.AudioFrames != 4800 || rec.SampleRate != 24000 || len(rec.ChunkBytes) != 2 || rec.ChunkBytes[1] != 4800 {
+			t.Errorf("%s: %d frames at %d Hz, chunks %v", tc.name, rec.AudioFrames, rec.SampleRate, rec.ChunkBytes)
+		}
+		if tc.onset {
+			if rec.LeadingSilenceS == nil || *rec.LeadingSilenceS != 3000.0/24000 || rec.TTFAAudibleS != rec.ChunkArrivalsS[1] {
+				t.Errorf("%s: leading silence %v, TTFA %v (arrivals %v)", tc.name, rec.LeadingSilenceS, rec.TTFAAudibleS, rec.ChunkArrivalsS)
+			}
+		} else if rec.LeadingSilenceS != nil || rec.TTFAAudibleS != 0 {
+			t.Errorf("%s: an onset (%v, %v) from audio that was not decoded", tc.name, rec.LeadingSilenceS, rec.TTFAAudibleS)
+		}
+	}
+	// Speech kinds stream pcm or wav only.
+	c := newClient(t, "http://127.0.0.1:1", Options{})
+	if rec := do(t, c, Request{Kind: results.KindSpeech, Prompt: "x", AudioFormat: "flac"}); rec.OK() {
+		t.Error("flac accepted for a speech stream")
 	}
 }

@@ -85,6 +85,7 @@ type stream struct {
 	readBuf []byte          // raw speech read buffer
 	sr      *sse.Reader     // event-stream reader, reused across requests
 	det     *onset.Detector // audible onset, reused across requests (audible.go)
+	flacPCM []byte          // decoded PCM of a FLAC event
 	// Audible onset settings (Options) and state of this request.
 	audibleDB     float64
 	audibleWindow time.Duration
@@ -103,7 +104,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, det: s.det,
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, det: s.det, flacPCM: s.flacPCM[:0],
 	}
 }
 
@@ -114,7 +115,7 @@ func (s *stream) release() {
 		s.sr.Reset(nil) // drop the finished response body
 	}
 	s.chunk, s.sev = chatChunk{}, speechEvent{}
-	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch} {
+	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch, &s.flacPCM} {
 		if cap(*b) > maxPooledBuffer {
 			*b = nil
 		}
@@ -404,6 +405,11 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			return err
 		}
 		pcm = p
+	case s.format == "flac" && s.kind == results.KindChat:
+		// Every chat event is a complete FLAC file: frames from its
+		// STREAMINFO; PCM (s16) decoded from its frames, for the onset and
+		// --save-audio, where the decoder can (flacfile.Decodable).
+		return s.flacEvent(data, field, now)
 	case s.format == "wav" && isRIFF(data):
 		// Speech SSE: the first delta is the header (the bare streaming
 		// header, or a whole file), later deltas continue its data or
@@ -494,12 +500,16 @@ func (s *stream) setFormat(f wav.Format) error {
 
 // addChunk records one audio chunk that arrived at now. Empty chunks
 // (header-only events) are not chunks.
-func (s *stream) addChunk(now time.Time, pcm []byte) {
-	n := len(pcm)
+func (s *stream) addChunk(now time.Time, pcm []byte) { s.addChunkBytes(now, len(pcm), pcm) }
+
+// addChunkBytes records a chunk of n PCM bytes; pcm is nil when the audio
+// was measured from a header but not decoded (FLAC, see flacEvent), and then
+// neither the audio sink nor the onset detector sees it.
+func (s *stream) addChunkBytes(now time.Time, n int, pcm []byte) {
 	if n == 0 {
 		return
 	}
-	if s.audioOut != nil {
+	if s.audioOut != nil && pcm != nil {
 		// The sink is the caller's (--save-audio); a failing sink must not
 		// fail the measurement, so its error is dropped here and surfaces
 		// where the caller writes the file.

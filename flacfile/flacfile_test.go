@@ -104,6 +104,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(file[:50])
 	f.Add([]byte("fLaC"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if hinfo, first, err := ParseHeader(b); err == nil {
+			if first < 4 || first > len(b) || hinfo.Format.SampleRate <= 0 || hinfo.Format.Channels < 1 || hinfo.Format.Channels > 8 {
+				t.Fatalf("header %+v, first frame at %d of %d bytes", hinfo, first, len(b))
+			}
+			_ = Decodable(b, first)
+		} else if !errors.Is(err, ErrFLAC) {
+			t.Fatalf("header error %v does not wrap ErrFLAC", err)
+		}
 		info, out, pcm, err := Decode(b, nil)
 		if err != nil {
 			if !errors.Is(err, ErrFLAC) {
@@ -115,4 +123,50 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%d PCM bytes for %d frames of %d channels", len(pcm), info.Frames, out.Channels)
 		}
 	})
+}
+
+// TestParseHeaderAndDecodable: the STREAMINFO parser agrees with the
+// encoder; the simulator's files are decodable; a file coding 24 kHz in
+// its frame headers (as libFLAC writes, here made by sox when installed)
+// is measured from STREAMINFO and not decoded.
+func TestParseHeaderAndDecodable(t *testing.T) {
+	file, _ := Encode(wav.Format{SampleRate: 24000, Channels: 2, BitsPerSample: 16}, tone(5000, 2))
+	info, first, err := ParseHeader(file)
+	if err != nil || info.Frames != 5000 || info.Format != (wav.Format{SampleRate: 24000, Channels: 2, BitsPerSample: 16}) || first != 42 {
+		t.Fatalf("ParseHeader: %+v, first frame %d, %v", info, first, err)
+	}
+	if !Decodable(file, first) {
+		t.Error("the simulator's file is not decodable")
+	}
+	coded := append([]byte(nil), file...)
+	coded[first+2] = coded[first+2]&0xf0 | 0x7
+	if Decodable(coded, first) {
+		t.Error("a frame coding 24 kHz counted decodable")
+	}
+	for name, b := range map[string][]byte{"short": file[:20], "no signature": file[4:], "cut block": file[:30]} {
+		if _, _, err := ParseHeader(b); !errors.Is(err, ErrFLAC) {
+			t.Errorf("%s: %v, want ErrFLAC", name, err)
+		}
+	}
+
+	sox, err := exec.LookPath("sox")
+	if err != nil {
+		t.Skip("sox not installed: no libFLAC-made file to check")
+	}
+	dir := t.TempDir()
+	raw, out := filepath.Join(dir, "a.raw"), filepath.Join(dir, "a.flac")
+	if err := os.WriteFile(raw, tone(7777, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.CommandContext(t.Context(), sox, "-r", "24000", "-e", "signed", "-b", "16", "-c", "1", "-L", raw, out).CombinedOutput(); err != nil {
+		t.Fatalf("sox: %v: %s", err, b)
+	}
+	b, _ := os.ReadFile(out)
+	info, first, err = ParseHeader(b)
+	if err != nil || info.Frames != 7777 || info.Format.SampleRate != 24000 || info.Format.Channels != 1 {
+		t.Errorf("sox's file: %+v, %v", info, err)
+	}
+	if Decodable(b, first) {
+		t.Error("sox's 24 kHz file counted decodable (its frames code 24 kHz)")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -129,7 +130,7 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		if e != nil {
 			return nil, e
 		}
-		if f != "wav" && f != "pcm" {
+		if f != "wav" && f != "pcm" && f != "flac" {
 			return nil, unsupportedFormat("audio.format", f)
 		}
 		req.format = f
@@ -332,8 +333,16 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			}
 			pcmStart := len(audioBuf)
 			audioBuf = j.render(audioBuf, ev)
+			file := audioBuf
+			if req.format == "flac" {
+				// Each event is a complete FLAC file, as with wav.
+				var err error
+				if file, err = flacfile.Encode(f, audioBuf); err != nil {
+					return fmt.Errorf("simulator: encode FLAC: %w", err)
+				}
+			}
 			payload = append(payload, `"role":"assistant","content":"`...)
-			payload = appendBase64(payload, audioBuf, ev.corrupt)
+			payload = appendBase64(payload, file, ev.corrupt)
 			payload = append(payload, '"')
 			payload = appendFinish(payload, ev.last)
 			payload = append(payload, `,"usage":`...)
@@ -449,8 +458,17 @@ func (s *Server) completeChat(w http.ResponseWriter, j *job, req *chatRequest) {
 	}
 	if req.audio {
 		file := pcm
-		if req.format == "wav" {
-			file = wav.Encode(wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}, pcm)
+		f := wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}
+		switch req.format {
+		case "wav":
+			file = wav.Encode(f, pcm)
+		case "flac":
+			var err error
+			if file, err = flacfile.Encode(f, pcm); err != nil {
+				j.fail()
+				writeError(w, errInternal("simulated FLAC encoding failed: "+err.Error()))
+				return
+			}
 		}
 		corrupt := j.plan.faults.malformed && len(j.plan.chunkFrames) > 0
 		resp.Choices = append(resp.Choices, chatChoice{
