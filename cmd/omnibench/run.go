@@ -127,7 +127,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
+	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
 	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
 	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ...} per line) or a text file (one per line)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
