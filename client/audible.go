@@ -9,43 +9,67 @@ import (
 	"github.com/omnibench/omnibench/wav"
 )
 
-// startOnset sets up the audible-onset detector once the response's audio
-// format is known. Only s16 PCM is analysed (the format every kind
-// delivers); for other sample widths TTFA stays unmeasured.
-func (s *stream) startOnset() {
-	if s.f.BitsPerSample != 16 {
-		s.onsetDone = true
+// Onset finds the audible onset of one response as its PCM arrives and
+// fills the record's TTFAAudibleS and LeadingSilenceS. The HTTP kinds keep
+// one per stream; other transports (package wsclient) keep one per session
+// and feed it through Client.TrackOnset. The zero value is ready; its
+// detector is reused across records.
+type Onset struct {
+	det  *onset.Detector
+	rec  *results.Record
+	f    wav.Format
+	on   bool // the detector runs over rec's PCM
+	done bool // the onset was found, or cannot be (not s16, not decoded)
+}
+
+// TrackOnset feeds pcm, one chunk in format f that AddChunk has just
+// appended to rec, to o; a record other than the last one restarts o.
+func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []byte) {
+	if o.rec != rec {
+		o.start(rec, f, c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow)
+	}
+	o.chunk(pcm)
+}
+
+// start sets o up for rec's audio in format f. Only s16 PCM is analysed
+// (the format every kind delivers); for other sample widths TTFA stays
+// unmeasured.
+func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, window time.Duration) {
+	*o = Onset{det: o.det, rec: rec, f: f, done: true}
+	if f.BitsPerSample != 16 {
 		return
 	}
-	cfg := onset.Config{SampleRate: s.f.SampleRate, Channels: s.f.Channels, ThresholdDBFS: s.audibleDB, Window: s.audibleWindow}
-	if s.det == nil {
+	cfg := onset.Config{SampleRate: f.SampleRate, Channels: f.Channels, ThresholdDBFS: thresholdDBFS, Window: window}
+	if o.det == nil {
 		d, err := onset.New(cfg)
 		if err != nil {
 			// Options were validated in New; a format onset refuses
 			// (more than 64 channels) leaves TTFA unmeasured.
-			s.onsetDone = true
 			return
 		}
-		s.det = d
-	} else if s.det.Reset(cfg) != nil {
-		s.onsetDone = true
+		o.det = d
+	} else if o.det.Reset(cfg) != nil {
 		return
 	}
-	s.detecting = true
+	o.on, o.done = true, false
 }
 
-// onsetChunk feeds one chunk's PCM (already appended to the record's
-// timeline) to the detector until the onset is found; then TTFA audible is
-// the arrival of the chunk that holds the onset frame, which may be an
-// earlier chunk than this one when the window spans chunks.
-func (s *stream) onsetChunk(pcm []byte) {
-	if !s.detecting || s.onsetDone || !s.det.Write(pcm) {
+// stop ends the analysis of the current record without an onset: part of
+// its audio was measured from a header without being decoded.
+func (o *Onset) stop() { o.on, o.done = false, true }
+
+// chunk feeds one chunk's PCM (already on the record's timeline) to the
+// detector until the onset is found; then TTFA audible is the arrival of
+// the chunk that holds the onset frame, which may be an earlier chunk than
+// this one when the window spans chunks.
+func (o *Onset) chunk(pcm []byte) {
+	if !o.on || o.done || !o.det.Write(pcm) {
 		return
 	}
-	s.onsetDone = true
-	frame, _ := s.det.Onset()
-	rec := s.rec
-	at := frame * int64(s.f.BytesPerFrame())
+	o.done = true
+	frame, _ := o.det.Onset()
+	rec := o.rec
+	at := frame * int64(o.f.BytesPerFrame())
 	var cum int64
 	for k, n := range rec.ChunkBytes {
 		cum += int64(n)
@@ -54,18 +78,19 @@ func (s *stream) onsetChunk(pcm []byte) {
 			break
 		}
 	}
-	silence := float64(frame) / float64(s.f.SampleRate)
+	silence := float64(frame) / float64(o.f.SampleRate)
 	rec.LeadingSilenceS = &silence
 }
 
-// finishOnset records, for a response whose audio never became audible,
-// its whole duration as leading silence (TTFAAudibleS stays 0).
-func (s *stream) finishOnset() {
-	if !s.detecting || s.rec.LeadingSilenceS != nil {
+// Finish records, for a response whose audio never became audible, its
+// whole duration as leading silence (TTFAAudibleS stays 0). Call it before
+// FinishAudio, for a record with audio.
+func (o *Onset) Finish(rec *results.Record) {
+	if !o.on || o.rec != rec || rec.LeadingSilenceS != nil {
 		return
 	}
-	silence := float64(s.det.Frames()) / float64(s.f.SampleRate)
-	s.rec.LeadingSilenceS = &silence
+	silence := float64(o.det.Frames()) / float64(o.f.SampleRate)
+	rec.LeadingSilenceS = &silence
 }
 
 // flacEvent measures one FLAC chat audio event. Its frames come from its
@@ -98,7 +123,7 @@ func (s *stream) flacEvent(data []byte, field string, now time.Time) error {
 	if err := s.setFormat(f); err != nil {
 		return err
 	}
-	s.detecting, s.onsetDone = false, true
+	s.onset.stop()
 	s.addChunkBytes(now, int(info.Frames)*f.BytesPerFrame(), nil)
 	return nil
 }

@@ -261,38 +261,11 @@ func (tt *traceTimes) record(rec *results.Record) {
 // finish fills the fields derived from the chunks: audio totals, real-time
 // factors and the player simulations.
 func (c *Client) finish(s *stream) {
-	rec := s.rec
-	if !s.fmtKnown || rec.AudioBytes == 0 {
-		return
-	}
-	s.finishOnset()
-	frame := s.f.BytesPerFrame()
-	rec.AudioFrames = rec.AudioBytes / int64(frame)
-	rec.AudioDurationS = float64(rec.AudioFrames) / float64(s.f.SampleRate)
-	if rec.AudioDurationS > 0 {
-		rec.RTFLastChunk = rec.LastAudioS / rec.AudioDurationS
-		rec.RTFE2E = rec.E2ES / rec.AudioDurationS
-	}
-	// RTFServer stays nil: no server reports its generation time in band.
-	in := continuity.Input{
-		ArrivalsS:   rec.ChunkArrivalsS,
-		Bytes:       rec.ChunkBytes,
-		SampleRate:  s.f.SampleRate,
-		SampleWidth: s.f.BitsPerSample / 8,
-		Channels:    s.f.Channels,
-	}
-	res := continuity.Simulate(in, c.opts.ContinuityMode)
-	ok := make(map[string]bool, len(c.thresholds))
-	for _, t := range c.thresholds {
-		ok[continuity.ThresholdLabel(t)] = res.Continuous(t)
-	}
-	rec.Continuity = &results.Continuity{
-		Mode:           c.opts.ContinuityMode.String(),
-		MaxUnderrunS:   res.MaxUnderrunS,
-		UnderrunEvents: res.UnderrunEvents,
-		OK:             ok,
-		Preroll:        playerResult(continuity.Preroll(in, c.opts.Preroll)),
-		StallResume:    playerResult(continuity.StallResume(in)),
+	if s.fmtKnown {
+		if s.rec.AudioBytes > 0 {
+			s.onset.Finish(s.rec)
+		}
+		c.FinishAudio(s.rec, s.f)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/wav"
@@ -80,17 +79,15 @@ type stream struct {
 	wavRemain int64  // declared data bytes still to come (wavSize >= 0)
 	hdr       []byte // raw speech: header bytes gathered until it parses
 
-	b64     []byte          // base64 decode buffer
-	scratch []byte          // unescaped JSON strings
-	readBuf []byte          // raw speech read buffer
-	sr      *sse.Reader     // event-stream reader, reused across requests
-	det     *onset.Detector // audible onset, reused across requests (audible.go)
-	flacPCM []byte          // decoded PCM of a FLAC event
-	// Audible onset settings (Options) and state of this request.
+	b64     []byte      // base64 decode buffer
+	scratch []byte      // unescaped JSON strings
+	readBuf []byte      // raw speech read buffer
+	sr      *sse.Reader // event-stream reader, reused across requests
+	onset   Onset       // audible onset (audible.go); its detector is reused across requests
+	flacPCM []byte      // decoded PCM of a FLAC event
+	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
-	detecting     bool // det runs over this response's PCM
-	onsetDone     bool // the onset was found (or cannot be: not s16)
 	chunk         chatChunk
 	sev           speechEvent
 	body          body
@@ -104,7 +101,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, det: s.det, flacPCM: s.flacPCM[:0],
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det}, flacPCM: s.flacPCM[:0],
 	}
 }
 
@@ -488,7 +485,7 @@ func (s *stream) setFormat(f wav.Format) error {
 		}
 		s.f, s.fmtKnown = f, true
 		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
-		s.startOnset()
+		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow)
 		return nil
 	}
 	if f != s.f {
@@ -515,20 +512,8 @@ func (s *stream) addChunkBytes(now time.Time, n int, pcm []byte) {
 		// where the caller writes the file.
 		_, _ = s.audioOut.Write(pcm)
 	}
-	rec := s.rec
-	off := s.since(now)
-	if rec.ChunkArrivalsS == nil {
-		rec.ChunkArrivalsS = make([]float64, 0, chunkCap)
-		rec.ChunkBytes = make([]int, 0, chunkCap)
-	}
-	if len(rec.ChunkArrivalsS) == 0 {
-		rec.TTFPS = off
-	}
-	rec.LastAudioS = off
-	rec.ChunkArrivalsS = append(rec.ChunkArrivalsS, off)
-	rec.ChunkBytes = append(rec.ChunkBytes, n)
-	rec.AudioBytes += int64(n)
-	s.onsetChunk(pcm)
+	AddChunk(s.rec, s.since(now), n)
+	s.onset.chunk(pcm)
 }
 
 // readRaw reads a raw speech byte stream (stream_format "audio"): each read

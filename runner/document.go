@@ -74,6 +74,7 @@ func (o *Outcome) Document() *Document {
 		Bench:         o.Summary.Bench(),
 		Load:          loadDocument(o.Load),
 	}
+	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
 		if o.Delta != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/wsclient"
 )
 
 // Scrape modes.
@@ -76,6 +77,9 @@ type Config struct {
 	// from the request's goroutine (the exporter counts started and
 	// in-flight requests through it). It must be safe for concurrent use.
 	OnStart func(load.Arrival)
+
+	// WS configures the WebSocket kinds (sessions per arrival).
+	WS WSOptions
 
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
@@ -195,7 +199,43 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	col := &collector{}
 	var writeErr error
 	var writeOnce sync.Once
+	// deliver takes a finished record to every consumer.
+	deliver := func(rec *results.Record, audio *bytes.Buffer) {
+		col.add(rec)
+		if audio != nil && rec.HasAudio() {
+			if err := saveAudio(cfg.SaveAudioDir, rec, audio.Bytes()); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+		if w != nil {
+			if err := w.Write(rec); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+		if cfg.OnRecord != nil {
+			cfg.OnRecord(rec)
+		}
+	}
+	var ws *wsclient.Client
+	if isWSKind(cfg.Workload.Scenario().Kind) {
+		if ws, err = wsclient.New(wsclient.Options{
+			BaseURL: target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
+			MaxMessageBytes: cfg.WS.MaxMessageBytes,
+		}, cl); err != nil {
+			return nil, err
+		}
+	}
 	job := func(jctx context.Context, a load.Arrival) {
+		if ws != nil {
+			sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
+			runWSSession(jctx, ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
+				col.started()
+				if cfg.OnStart != nil {
+					cfg.OnStart(a)
+				}
+			}, deliver)
+			return
+		}
 		spec := cfg.Workload.Request(a.Seq, cfg.Seed)
 		rec := results.Record{
 			ID:        fmt.Sprintf("req-%06d", a.Seq),
@@ -216,20 +256,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			req.AudioOut = audio
 		}
 		cl.Do(jctx, req, &rec)
-		col.add(&rec)
-		if audio != nil && rec.HasAudio() {
-			if err := saveAudio(cfg.SaveAudioDir, &rec, audio.Bytes()); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if w != nil {
-			if err := w.Write(&rec); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if cfg.OnRecord != nil {
-			cfg.OnRecord(&rec)
-		}
+		deliver(&rec, audio)
 	}
 
 	lcfg := cfg.Load

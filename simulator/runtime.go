@@ -26,10 +26,13 @@ import (
 // pythonVersion is the CPython of the vLLM-Omni container images.
 const pythonMajor, pythonMinor, pythonPatch = "3", "12", "11"
 
-// instrumentatorExcluded tells the handlers vLLM's Instrumentator excludes.
+// instrumentatorExcluded tells the handlers vLLM's Instrumentator excludes,
+// and the WebSocket endpoints, which the instrumentator (an HTTP-scope ASGI
+// middleware) never sees.
 func instrumentatorExcluded(pattern string) bool {
 	switch pattern {
-	case "/metrics", "/health", "/load", "/ping", "/version", "/server_info":
+	case "/metrics", "/health", "/load", "/ping", "/version", "/server_info",
+		"/v1/audio/speech/stream", "/v1/realtime":
 		return true
 	}
 	return false

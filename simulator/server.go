@@ -100,6 +100,8 @@ func (s *Server) Handler() http.Handler {
 	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, s.http.instrument(pattern, h)) }
 	handle("/v1/chat/completions", s.track(s.handleChat))
 	handle("/v1/audio/speech", s.track(s.handleSpeech))
+	handle("/v1/audio/speech/stream", s.track(s.handleSpeechStream))
+	handle("/v1/realtime", s.track(s.handleRealtime))
 	handle("/v1/models", s.track(s.handleModels))
 	handle("/health", s.track(s.handleHealth))
 	handle("/metrics", s.metricsHandler())

@@ -75,6 +75,9 @@ type runOptions struct {
 	settle     time.Duration
 	accept     string
 
+	// WebSocket kinds (speech-ws, realtime)
+	ws wsFlags
+
 	// embedded simulator
 	simCapacity int
 	simStats    bool
@@ -124,7 +127,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
 	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
 	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
@@ -166,6 +169,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
 	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
 	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+
+	o.ws.addFlags(f)
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -336,7 +341,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	sim.Seed = o.seed
 
+	wsOpts, err := o.ws.options(f, sc.Kind)
+	if err != nil {
+		return cfg, nil, err
+	}
+
 	cfg = runner.Config{
+		WS:        wsOpts,
 		Target:    o.url,
 		Simulator: sim,
 		Workload:  wl,
