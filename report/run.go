@@ -258,6 +258,13 @@ var rtfNotes = map[string]string{
 	summary.MetricAudioRTF:     "audio_rtf = the vLLM-Omni benchmark's RTF: last chunk for chat, end-to-end for speech",
 }
 
+// onsetNotes explain the TTFP variants and the audible onset; footnotes.
+var onsetNotes = map[string]string{
+	summary.MetricTTFPFirstEvent: "ttfp_first_event = the vLLM-Omni benchmark's TTFP: first audio event, even an empty one",
+	summary.MetricTTFAAudible:    "ttfa_audible = first chunk holding audible audio (10 ms RMS above --audible-threshold)",
+	summary.MetricLeadingSilence: "leading_silence = the audio before the first audible sample",
+}
+
 // statsHeader is the column set of a distribution table: median only when
 // p50 is not among the percentiles.
 func statsHeader(first string, s *summary.Summary) []string {
@@ -305,6 +312,15 @@ func latencyTable(s *summary.Summary) Table {
 			continue
 		}
 		label := metricLabel(m)
+		if m.Name == summary.MetricTTFPFirstEvent {
+			if ttfp, ok := s.Metric(summary.MetricTTFP); ok && sameFigures(ttfp, m.Summary) {
+				plain = append(plain, fmt.Sprintf("%s (the benchmark's TTFP) is identical to %s in this run and is not shown.", m.Name, summary.MetricTTFP))
+				continue
+			}
+		}
+		if note, ok := onsetNotes[m.Name]; ok {
+			label += " " + t.Footnote(note)
+		}
 		if slices.Contains(rtfMetrics, m.Name) {
 			if i := slices.IndexFunc(shownRTF, func(o summary.Metric) bool { return sameFigures(o.Summary, m.Summary) }); i >= 0 {
 				plain = append(plain, fmt.Sprintf("%s is identical to %s in this run and is not shown.", m.Name, shownRTF[i].Name))
