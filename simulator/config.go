@@ -66,6 +66,7 @@ type Timing struct {
 	AudioPerChar time.Duration // audio per character of text; 0 means the default
 	MinAudio     time.Duration // lower bound of a response's audio
 	MaxAudio     time.Duration // upper bound of a response's audio; 0 means the default
+	AudioPrefill time.Duration // prefill time per second of input audio (voice prompts, ref_audio)
 }
 
 // Faults are per-request fault probabilities in [0, 1].
@@ -95,6 +96,7 @@ func DefaultTiming() Timing {
 		AudioPerChar: 60 * time.Millisecond,
 		MinAudio:     500 * time.Millisecond,
 		MaxAudio:     30 * time.Second,
+		AudioPrefill: 20 * time.Millisecond,
 	}
 }
 
@@ -192,6 +194,7 @@ func (c Config) validate() error {
 		{"--ttft", t.TTFT}, {"--word-interval", t.WordInterval}, {"--ttfa", t.TTFA},
 		{"--chunk-audio", t.ChunkAudio}, {"--stall", t.Stall}, {"--audio-per-char", t.AudioPerChar},
 		{"--min-audio", t.MinAudio}, {"--max-audio", t.MaxAudio}, {"--fault-stall-for", c.Faults.StallFor},
+		{"--audio-prefill", t.AudioPrefill},
 	} {
 		if d.v < 0 {
 			bad("%s: %v is negative", d.flag, d.v)
