@@ -90,6 +90,11 @@ func RunTables(r RunReport) []Table {
 		[]string{"total audio (s)", ff(s.Audio.TotalDurationS, 3)},
 		[]string{"total audio frames", strconv.FormatInt(s.Audio.TotalFrames, 10)},
 	)
+	if a := s.Audio; a.InputBytes > 0 {
+		rate.Rows = append(rate.Rows,
+			[]string{"total input audio (s)", ff(a.InputDurationS, 3)},
+			[]string{"total input audio (bytes)", strconv.FormatInt(a.InputBytes, 10)})
+	}
 	if g := s.Goodput; g != nil {
 		rate.Rows = append(rate.Rows,
 			[]string{"goodput (" + strings.Join(g.SLOs, ", ") + ")", fmt.Sprintf("%d/%d good, %s req/s", g.Good, g.Of, ff(g.Rate, 3))})
@@ -110,7 +115,7 @@ func RunTables(r RunReport) []Table {
 		lat.Rows = append(lat.Rows, row)
 	}
 	lat.Notes = append(lat.Notes,
-		"rtf_last_chunk = (last audio chunk - send) / audio duration; rtf_e2e = end-to-end / audio duration; audio_rtf = the vLLM-Omni benchmark's choice (last chunk for chat, e2e for speech).")
+		"rtf_last_chunk = (last audio chunk - send) / output audio duration; rtf_e2e = end-to-end / output audio duration; audio_rtf = the vLLM-Omni benchmark's choice (last chunk for chat, e2e for speech).")
 	if s.FromIntended {
 		lat.Notes = append(lat.Notes, "open loop: latencies are measured from each request's intended start (scheduling lag included).")
 	}

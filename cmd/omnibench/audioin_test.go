@@ -21,6 +21,7 @@ import (
 
 	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/wav"
 )
@@ -383,5 +384,40 @@ func TestRunCmdAudioDirectoryPrompts(t *testing.T) {
 	}
 	if counts[0] != 2 || counts[1] != 2 {
 		t.Errorf("files sent %v times, want each twice in 4 requests", counts)
+	}
+}
+
+// The built-in voice-chat scenario: five spoken questions (builtin:voice),
+// each sent once in five requests; the report shows the input audio beside
+// the output audio.
+func TestRunCmdVoiceChatScenario(t *testing.T) {
+	t.Parallel()
+	srv, rec := startRecordingSim(t, "Qwen/Qwen3-Omni-30B-A3B-Instruct", "/v1/chat/completions")
+	set, err := scenarios.LoadPromptSet("builtin:voice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantS, wantBytes := 0.0, int64(0)
+	for _, p := range set {
+		wantS += p.Audio.DurationS
+		wantBytes += int64(p.Audio.Bytes)
+	}
+	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--scenario", "voice-chat", "-n", "5", "--warmup", "0",
+		"--format", "json", "--settle", "0", "--scrape", "off")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)
+	}
+	doc := decodeRunDocument(t, "stdout", []byte(stdout))
+	a := doc.Summary.Audio
+	if abs(a.InputDurationS-wantS) > 1e-9 || a.InputBytes != wantBytes || doc.Summary.Requests.Completed != 5 {
+		t.Errorf("input audio %v s %d bytes (completed %d), want %v s %d bytes: each question once",
+			a.InputDurationS, a.InputBytes, doc.Summary.Requests.Completed, wantS, wantBytes)
+	}
+	if n := len(rec.taken()); n != 5 {
+		t.Errorf("%d requests, want 5", n)
+	}
+	table, _, code, _ := execRun(t, "--url", srv.URL, "--scenario", "voice-chat", "-n", "1", "--warmup", "0", "--settle", "0", "--scrape", "off")
+	if code != 0 || !strings.Contains(table, "total input audio (s)") || !strings.Contains(table, "total audio (s)") {
+		t.Errorf("exit %d; the table does not show input audio beside output audio:\n%s", code, table)
 	}
 }
