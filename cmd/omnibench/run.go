@@ -64,6 +64,7 @@ type runOptions struct {
 	percentiles []float64
 	goodput     string
 	format      string
+	wide        bool
 	out         string
 	summaryOut  string
 
@@ -82,10 +83,16 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -95,20 +102,26 @@ playback continuity and, when the server exports /metrics, the server's own
 figures beside the client's.
 
 Without --url it starts the embedded vLLM-Omni simulator on a free loopback port.`,
+		Example: `  omnibench run -n 20
+  omnibench run --url http://127.0.0.1:8000 --scenario tts-short -c 8 -n 200 --out run.jsonl
+  omnibench run --url http://127.0.0.1:8000 --rate 5 --arrival poisson -d 60s --slo 'audio_ttfp_p95<500ms'
+  omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd)
 		},
 	}
 	o.addFlags(cmd.Flags())
+	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
-	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario name or a scenario YAML file (see `omnibench scenarios`)")
+	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
 	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
@@ -141,7 +154,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
 	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
 
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
+	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
 	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
 	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
@@ -344,7 +357,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
 		Settle:     o.settle,
-		Version:    version,
+		Version:    versionString(),
 		Flags:      flagsWithoutSecrets(f),
 	}
 	return cfg, sc, nil
@@ -353,6 +366,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg, sc, err := o.plan(cmd.Flags())
 	if err != nil {
+		return withExitCode(2, err)
+	}
+	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
 	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
@@ -398,6 +414,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	var verdicts []slo.Result
 	if len(slos) > 0 {
 		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
 		}
@@ -407,10 +424,13 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			return fmt.Errorf("--summary: %w", err)
 		}
 	}
-	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
+	if err := writeRunReport(cmd.OutOrStdout(), o.format, o.wide, rep, doc); err != nil {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil && outErr == nil {
+		outErr = err
+	}
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
@@ -426,13 +446,13 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	return sloMiss(verdicts)
 }
 
-func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
+func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport, doc any) error {
 	if format == report.FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	return report.Render(w, format, report.RunTables(rep)...)
+	return renderTables(w, format, wide, report.RunTables(rep)...)
 }
 
 func pick(vals ...int) int {
