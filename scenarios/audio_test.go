@@ -148,3 +148,16 @@ func TestWorkloadAudioStyleAndKinds(t *testing.T) {
 		t.Errorf("cloning under Base: %v", err)
 	}
 }
+
+// The cap on a whole prompt set's audio: the file that crosses it is named.
+func TestAudioBudgetTotalCap(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "q.wav", testWAV(0.01)) // 364 bytes
+	b := audioBudget{used: MaxAudioTotalBytes - 364}
+	if _, err := b.diskClip(filepath.Join(dir, "p.jsonl"), "q.wav"); err != nil {
+		t.Fatalf("a set exactly at the cap: %v", err)
+	}
+	if _, err := b.diskClip(filepath.Join(dir, "p.jsonl"), "q.wav"); err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "128 MiB cap") {
+		t.Errorf("beyond the cap: %v", err)
+	}
+}
