@@ -261,7 +261,21 @@ func checkAudioInputStyle(s string) error {
 // checkCloning refuses voice-cloning prompts under an extra_body task_type
 // other than Base: Qwen3-TTS clones a voice only in its Base task, and the
 // request would otherwise measure a different task than the prompts say.
+//
+// It also refuses extra_body.ref_audio or ref_text beside prompts that carry
+// their own: extra_body would silently replace the prompt's clip.
 func (s *Scenario) checkCloning(set []Prompt) error {
+	for _, p := range set {
+		if p.RefAudio == nil {
+			continue
+		}
+		for _, k := range []string{"ref_audio", "ref_text"} {
+			if _, ok := s.ExtraBody[k]; ok {
+				return &PositionError{File: p.File, Line: p.Line, Field: "ref_audio",
+					Msg: fmt.Sprintf("the prompt carries its own reference clip, and the scenario's extra_body.%s would replace it; remove one", k)}
+			}
+		}
+	}
 	tt, ok := s.ExtraBody["task_type"]
 	if !ok || tt == "Base" {
 		return nil

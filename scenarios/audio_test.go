@@ -147,6 +147,10 @@ func TestWorkloadAudioStyleAndKinds(t *testing.T) {
 	if w, err := sp.Workload(); err != nil || w.Request(0, 1).RefAudio == nil {
 		t.Errorf("cloning under Base: %v", err)
 	}
+	sp.ExtraBody["ref_audio"] = "data:audio/wav;base64,AAAA"
+	if _, err := sp.Workload(); err == nil || !strings.Contains(err.Error(), "extra_body.ref_audio would replace it") {
+		t.Errorf("extra_body.ref_audio beside a prompt's clip: %v", err)
+	}
 }
 
 // The cap on a whole prompt set's audio: the file that crosses it is named.
