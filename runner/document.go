@@ -16,15 +16,18 @@ import (
 // json`). Its schema is versioned by SchemaVersion (results.SchemaVersion)
 // and documented in the README; fields are only ever added.
 type Document struct {
-	SchemaVersion int                `json:"schema_version"`
-	Run           results.Header     `json:"run"`
-	Interrupted   bool               `json:"interrupted"`
-	Summary       *summary.Summary   `json:"summary"`
-	Bench         map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
-	Load          LoadDocument       `json:"load"`
-	Server        *ServerDocument    `json:"server,omitempty"`
-	SLOs          json.RawMessage    `json:"slos,omitempty"`
-	Extra         map[string]any     `json:"extra,omitempty"`
+	SchemaVersion int            `json:"schema_version"`
+	Run           results.Header `json:"run"`
+	Interrupted   bool           `json:"interrupted"`
+	// InterruptedDuring names the phase an interrupt hit: "load",
+	// "settle" or "metrics-linger" (Outcome.InterruptedDuring).
+	InterruptedDuring string             `json:"interrupted_during,omitempty"`
+	Summary           *summary.Summary   `json:"summary"`
+	Bench             map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
+	Load              LoadDocument       `json:"load"`
+	Server            *ServerDocument    `json:"server,omitempty"`
+	SLOs              json.RawMessage    `json:"slos,omitempty"`
+	Extra             map[string]any     `json:"extra,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
@@ -57,25 +60,31 @@ type ServerDocument struct {
 	ServerVsClient []report.Comparison `json:"server_vs_client,omitempty"`
 }
 
-// SnapshotDocument is one raw /metrics snapshot.
+// SnapshotDocument describes one /metrics snapshot. The raw body is not
+// embedded (a large exposition made summaries of tens of megabytes): it is
+// written next to the summary when asked (run --save-scrapes), and File
+// names it (Outcome.BeforeFile, AfterFile).
 type SnapshotDocument struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	ContentType string    `json:"content_type"`
-	Body        string    `json:"body"`
+	Bytes       int       `json:"bytes"`
+	File        string    `json:"file,omitempty"`
 }
 
 // Document builds the run's JSON summary.
 func (o *Outcome) Document() *Document {
 	doc := &Document{
-		SchemaVersion: results.SchemaVersion,
-		Run:           o.Header,
-		Interrupted:   o.Interrupted,
-		Summary:       o.Summary,
-		Bench:         o.Summary.Bench(),
-		Load:          loadDocument(o.Load),
+		SchemaVersion:     results.SchemaVersion,
+		Run:               o.Header,
+		Interrupted:       o.Interrupted,
+		InterruptedDuring: o.InterruptedDuring,
+		Summary:           o.Summary,
+		Bench:             o.Summary.Bench(),
+		Load:              loadDocument(o.Load),
 	}
+	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Before != nil || o.ScrapeNote != "" {
-		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
+		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before, o.BeforeFile), After: snapshotDocument(o.After, o.AfterFile)}
 		if o.Delta != nil {
 			var buf bytes.Buffer
 			if err := o.Delta.WriteJSON(&buf, scrape.TableOptions{}); err == nil {
@@ -109,9 +118,9 @@ func loadDocument(s load.Stats) LoadDocument {
 	}
 }
 
-func snapshotDocument(s *scrape.Snapshot) *SnapshotDocument {
+func snapshotDocument(s *scrape.Snapshot, file string) *SnapshotDocument {
 	if s == nil {
 		return nil
 	}
-	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Body: string(s.Body)}
+	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Bytes: len(s.Body), File: file}
 }

@@ -118,7 +118,7 @@ func computeGoodput(recs []results.Record, slos []Goodput, fromIntended bool, du
 				}
 			case "rtf":
 				v = r.RTFE2E
-				if r.Kind == results.KindChat {
+				if r.ChatPath() {
 					v = r.RTFLastChunk
 				}
 			}
