@@ -38,6 +38,11 @@ type Prompt struct {
 	Line int    // its line in File; 0 for an audio file of a directory
 }
 
+// maxWSConfigAudio is the base64 a speech-ws session.config can carry:
+// the server refuses messages over 4 MiB (protocol notes, vllm-omni-
+// websocket.md), less 64 KiB for the other fields.
+const maxWSConfigAudio = 4<<20 - 64<<10
+
 // audioExts are the file names a directory prompt set picks up.
 func audioExts() []string { return []string{".wav", ".flac", ".mp3"} }
 
@@ -133,12 +138,23 @@ func checkPromptsForKind(kind string, set []Prompt) error {
 			if p.RefAudio != nil || p.RefText != "" {
 				return at("ref_audio", "voice cloning (ref_audio, ref_text) applies to speech kinds, not chat; use \"audio\" for a spoken question")
 			}
-		case results.KindSpeech, results.KindSpeechSSE:
+		case results.KindRealtime:
+			if p.Audio != nil || p.RefAudio != nil {
+				field := "audio"
+				if p.Audio == nil {
+					field = "ref_audio"
+				}
+				return at(field, "the realtime kind sends text turns; spoken input (realtime-audio) and voice cloning are not supported on it yet")
+			}
+		case results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS:
 			if p.Audio != nil {
 				return at("audio", "a speech request speaks text and takes no question audio; use \"ref_audio\" for a voice to clone")
 			}
 			if strings.TrimSpace(p.Text) == "" {
 				return at("prompt", "a speech request needs the text to speak")
+			}
+			if kind == results.KindSpeechWS && p.RefAudio != nil && len(p.RefAudio.Base64) > maxWSConfigAudio {
+				return at("ref_audio", fmt.Sprintf("%s: %d bytes of base64, too large for speech-ws, whose server refuses a session.config over 4 MiB; use a shorter clip (about 3 MiB of file at most) or an HTTP speech kind", p.RefAudio.Name, len(p.RefAudio.Base64)))
 			}
 		}
 	}

@@ -421,3 +421,47 @@ func TestRunCmdVoiceChatScenario(t *testing.T) {
 		t.Errorf("exit %d; the table does not show input audio beside output audio:\n%s", code, table)
 	}
 }
+
+// speech-ws voice cloning: the simulator decodes session.config's
+// ref_audio (a malformed clip would end the session with "Invalid session
+// config"), and the first utterance of each session counts the clip.
+func TestRunCmdSpeechWSCloning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ref := noiseWAV(0.3, 9)
+	writeTestFile(t, filepath.Join(dir, "ref.wav"), ref)
+	prompts := filepath.Join(dir, "clone.jsonl")
+	writeTestFile(t, prompts, []byte(`{"prompt": "First sentence.", "ref_audio": "ref.wav", "ref_text": "Reference."}`+"\n"+
+		`{"prompt": "Second sentence.", "ref_audio": "ref.wav", "ref_text": "Reference."}`+"\n"))
+	cfg := runSimConfig(t)
+	cfg.Model = "Qwen/Qwen3-TTS-12Hz-1.7B-CustomVoice"
+	url := startRunSim(t, cfg)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, stderr, code, err := execRun(t, "--url", url, "--scenario", "tts-short", "--kind", "speech-ws", "--utterances-per-session", "2",
+		"--prompts", prompts, "--extra-body", `{"task_type": "Base"}`, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
+		"--scrape", "off", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)
+	}
+	_, recs, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for _, r := range recs {
+		if !r.OK() {
+			t.Errorf("%s: %s", r.ID, r.Error)
+		}
+		if r.WS != nil && r.WS.Index == 0 {
+			first++
+			if r.InputAudioBytes != int64(len(ref)) || abs(r.InputAudioS-0.3) > 1e-9 {
+				t.Errorf("%s: input audio %v s %d bytes, want the clip's 0.3 s %d bytes", r.ID, r.InputAudioS, r.InputAudioBytes, len(ref))
+			}
+		} else if r.InputAudioBytes != 0 {
+			t.Errorf("%s: a later utterance counts the session's clip again", r.ID)
+		}
+	}
+	if first != 2 || len(recs) != 4 {
+		t.Errorf("%d records, %d first utterances; want 4 and 2", len(recs), first)
+	}
+}
