@@ -11,7 +11,11 @@
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
 // http.Client.Do, so it includes waiting for a connection, dialling and
-// writing the request. The caller (the load generator) sets ID, Seq, Warmup,
+// writing the request. QueueS is the part of that wait spent queueing for a
+// connection (Options.MaxConns reached): GetConn to GotConn less the setup
+// of a connection the request dialled itself; it is never silent, since
+// the report shows it as a distribution. The caller (the load generator)
+// sets ID, Seq, Warmup,
 // IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
 // for the raw byte stream, the read) completed.
 //
@@ -89,8 +93,11 @@ type Options struct {
 	ContinuityMode continuity.Mode
 	// Preroll configures the pre-buffering player simulation.
 	Preroll continuity.PrerollConfig
-	// MaxConns bounds connections to the server (idle and in use);
-	// default 1024.
+	// MaxConns bounds connections to the server (idle and in use); 0
+	// means no bound, so connections follow the load. The runner sets it
+	// to the load's peak concurrency (load.Config.PeakConcurrency). A
+	// request that waits for a connection because of the bound has the
+	// wait in results.Record.QueueS.
 	MaxConns int
 	// Redact holds the credentials the user gave (see package secret); the
 	// client adds APIKey, the base URL's userinfo and each request's header
@@ -121,8 +128,10 @@ type Client struct {
 	closed       context.CancelFunc
 }
 
-// defaultMaxConns is the connection bound when Options.MaxConns is 0.
-const defaultMaxConns = 1024
+// unboundedIdleConns is the idle-connection bound when Options.MaxConns is
+// 0: the transport keeps every connection the load opened (0 would mean 2
+// per host in MaxIdleConnsPerHost), so a closed loop never re-dials.
+const unboundedIdleConns = 1 << 20
 
 // New validates opts and builds a Client.
 func New(opts Options) (*Client, error) {
@@ -164,8 +173,9 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("client: continuity threshold %v s must be a positive number", t)
 		}
 	}
-	if opts.MaxConns == 0 {
-		opts.MaxConns = defaultMaxConns
+	idle := opts.MaxConns
+	if idle == 0 {
+		idle = unboundedIdleConns
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
@@ -177,9 +187,9 @@ func New(opts Options) (*Client, error) {
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConns:        opts.MaxConns,
-		MaxIdleConnsPerHost: opts.MaxConns,
-		MaxConnsPerHost:     opts.MaxConns,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     opts.MaxConns, // 0: no bound
 		IdleConnTimeout:     90 * time.Second,
 		// Audio does not compress, and a gzip layer would hide the
 		// arrival time of each chunk.

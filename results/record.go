@@ -56,9 +56,13 @@ const (
 type Record struct {
 	Type string `json:"type"` // always "request" in a JSONL file
 
-	ID       string `json:"id"`
-	Seq      int    `json:"seq"`
-	Warmup   bool   `json:"warmup,omitempty"`
+	ID     string `json:"id"`
+	Seq    int    `json:"seq"`
+	Warmup bool   `json:"warmup,omitempty"`
+	// Phase is "ramp" for a request started while the load was ramping
+	// (--ramp-up, --stages, a rate range); such requests are left out of
+	// the figures unless --include-ramp. "" is the steady phase.
+	Phase    string `json:"phase,omitempty"`
 	Kind     string `json:"kind"`
 	Endpoint string `json:"endpoint"`
 	Model    string `json:"model,omitempty"`
@@ -74,6 +78,11 @@ type Record struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 
+	// QueueS is the client queue time: how long the request waited for a
+	// connection of the client's transport (its connection bound reached),
+	// not counting the setup of a connection it dialled itself. It is inside
+	// every latency below, which run from the send time.
+	QueueS     float64   `json:"queue_s,omitempty"`
 	ConnectS   float64   `json:"connect_s,omitempty"`    // connection established (0 when reused)
 	FirstByteS float64   `json:"first_byte_s,omitempty"` // first response byte
 	TTFPS      float64   `json:"ttfp_s,omitempty"`       // first non-empty audio chunk; 0 when none

@@ -27,6 +27,9 @@ type Options struct {
 	// FromIntended adds each request's scheduling lag to its latencies, so an
 	// open-loop report measures from the intended start (no coordinated omission).
 	FromIntended bool
+	// IncludeRamp keeps the requests of a load ramp (Record.Phase "ramp")
+	// in the figures; by default they are counted apart, like warm-up.
+	IncludeRamp bool
 }
 
 // Metric names, in report order. Times are reported in milliseconds (TTFP,
@@ -47,6 +50,9 @@ const (
 	MetricStallTime    = "stall_resume_total_s"
 	MetricLag          = "schedule_lag_ms"
 	MetricStampDelay   = "stamp_delay_ms"
+	// MetricQueue is the client queue time: the wait for a connection of
+	// the client's transport (results.Record.QueueS).
+	MetricQueue = "client_queue_ms"
 )
 
 // Metric is the distribution of one per-request figure.
@@ -82,6 +88,7 @@ type Requests struct {
 	Completed int            `json:"completed"`
 	Failed    int            `json:"failed"`
 	Warmup    int            `json:"warmup"`
+	Ramp      int            `json:"ramp,omitempty"`           // ramp-phase requests left out (see Options.IncludeRamp)
 	ByError   map[string]int `json:"by_error,omitempty"`       // error class -> count
 	ByStatus  map[string]int `json:"by_http_status,omitempty"` // HTTP status of http_status errors
 	ByFinish  map[string]int `json:"by_finish_reason,omitempty"`
@@ -146,7 +153,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	}
 	var (
 		ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
-		dur, underrun, stalls, stallTime, lag, stamp                []float64
+		dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
 		firstSend, lastEnd                                          = math.Inf(1), math.Inf(-1)
 		okCount                                                     = make([]int, len(opts.Thresholds))
 		ofCount                                                     int
@@ -162,6 +169,10 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			s.Requests.Warmup++
 			continue
 		}
+		if r.Phase == "ramp" && !opts.IncludeRamp {
+			s.Requests.Ramp++
+			continue
+		}
 		s.Requests.Total++
 		s.Audio.InputDurationS += r.InputAudioS
 		s.Audio.InputBytes += r.InputAudioBytes
@@ -172,6 +183,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			shift = r.LagS
 		}
 		lag = append(lag, r.LagS*1000)
+		queue = append(queue, r.QueueS*1000)
 		for _, d := range r.StampDelaysS {
 			stamp = append(stamp, d*1000)
 		}
@@ -279,8 +291,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricStallTime, "s", stallTime)
 	add(MetricLag, "ms", lag)
 	add(MetricStampDelay, "ms", stamp)
+	add(MetricQueue, "ms", queue)
 	if len(opts.Goodput) > 0 {
-		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, s.DurationS)
+		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, opts.IncludeRamp, s.DurationS)
 	}
 	s.bench = benchSamplesOf(recs, opts.Percentiles)
 	for k := range s.Requests.ByStatus {

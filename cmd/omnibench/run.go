@@ -21,6 +21,7 @@ import (
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/sse"
@@ -43,7 +44,13 @@ type runOptions struct {
 
 	// load
 	concurrency int
-	rate        float64
+	rate        rateFlag
+	rampUp      time.Duration
+	stages      string
+	includeRamp bool
+	maxConns    int
+	delayLimit  time.Duration
+	cpuLimit    float64
 	arrival     string
 	burstiness  float64
 	requests    int
@@ -144,7 +151,13 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
 
 	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
-	f.Float64Var(&o.rate, "rate", 0, "open loop: arrivals per second (0 = closed loop)")
+	f.Var(&o.rate, "rate", "open loop: arrivals per second (0 = closed loop), or START:END for a linear rate ramp over --ramp-up (e.g. 1:20)")
+	f.DurationVar(&o.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time; open loop: ramp the rate from START to END (--rate START:END) over it")
+	f.StringVar(&o.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
+	f.BoolVar(&o.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
+	f.IntVar(&o.maxConns, "max-conns", 0, "cap on client connections (0 = follow the load: concurrency, --max-inflight or the peak stage); requests over it wait, reported as client_queue_ms")
+	f.DurationVar(&o.delayLimit, "client-delay-threshold", selfmon.DefaultDelay, "the load generator counts as saturated when its scheduling latency or send-stamp delay p99 exceeds this")
+	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated when its CPU exceeds this share of its usable cores")
 	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
 	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests (default from the scenario, else 20)")
@@ -253,6 +266,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"warmup", o.warmup < 0, "0 or more"},
 		{"duration", o.duration < 0, "0 or more"},
 		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
+		{"max-conns", o.maxConns < 0, "0 or more (0 = follow the load)"},
+		{"ramp-up", o.rampUp < 0, "0 or more"},
+		{"client-delay-threshold", o.delayLimit <= 0, "greater than 0"},
+		{"client-cpu-threshold", !(o.cpuLimit > 0 && o.cpuLimit <= 1), "a share in (0, 1]"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
 		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
@@ -269,7 +286,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 
 	lc := load.Config{
 		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
-		Rate:        o.rate,
+		Rate:        o.rate.rate,
+		RateStart:   o.rate.start,
+		RampUp:      o.rampUp,
 		Arrival:     o.arrival,
 		Burstiness:  o.burstiness,
 		Requests:    pick(o.requests, sc.Load.Requests, 0),
@@ -290,6 +309,23 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	if lc.Duration == 0 {
 		lc.Duration = sc.Load.Duration
+	}
+	if o.stages != "" {
+		if lc.Stages, err = load.ParseStages(o.stages); err != nil {
+			return cfg, nil, fmt.Errorf("--stages: %w", err)
+		}
+		if f.Changed("concurrency") {
+			return cfg, nil, fmt.Errorf("--stages sets the workers over time: drop -c/--concurrency")
+		}
+		var total time.Duration
+		lc.Concurrency = 0
+		for _, st := range lc.Stages {
+			total += st.Duration
+			lc.Concurrency = max(lc.Concurrency, st.Target) // the header's concurrency: the peak
+		}
+		if lc.Duration == 0 {
+			lc.Duration = total // the stages bound the run (so -n is not defaulted)
+		}
 	}
 	if lc.Warmup < 0 {
 		lc.Warmup = sc.Load.Warmup
@@ -373,8 +409,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			Thresholds:     thresholds,
 			ContinuityMode: mode,
 			Preroll:        continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
+			MaxConns:       o.maxConns,
 		},
-		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput},
+		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
+		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
 		Scrape:     o.scrape,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
@@ -468,6 +506,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	if exp != nil && outcome.Health != nil {
+		exp.SetHealth(*outcome.Health)
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
 	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
@@ -567,3 +608,27 @@ func writeJSONFile(path string, v any) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// rateFlag is --rate: a rate, or START:END for a rate ramp (load.ParseRate).
+type rateFlag struct {
+	start, rate float64
+	text        string
+}
+
+func (r *rateFlag) String() string {
+	if r.text == "" {
+		return "0"
+	}
+	return r.text
+}
+
+func (r *rateFlag) Set(s string) error {
+	start, rate, err := load.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	r.start, r.rate, r.text = start, rate, s
+	return nil
+}
+
+func (r *rateFlag) Type() string { return "rate" }
