@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/omnibench/omnibench/audiofile"
 	"io"
 	"net/http"
 	"net/url"
@@ -143,6 +144,12 @@ type Session struct {
 	Extra map[string]any
 	// Headers are added to the handshake request.
 	Headers map[string]string
+	// RefAudio, when set, is the voice to clone (speech-ws): session.config
+	// gets it as a data: URL in "ref_audio", with RefText as "ref_text" and
+	// task_type "Base" unless Extra sets one. One per session (the field takes
+	// one clip); utterance 0's record counts it as its input audio.
+	RefAudio *audiofile.Clip
+	RefText  string
 }
 
 // speech-ws audio modes.
