@@ -67,6 +67,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
 )
@@ -109,6 +110,11 @@ type Options struct {
 	// with a larger line or event fails as results.ErrMalformed with the
 	// size seen, instead of being buffered whole.
 	MaxEventBytes int
+	// AudibleThresholdDBFS and AudibleWindow define audible audio for
+	// Record.TTFAAudibleS (package onset); 0 means onset.DefaultThresholdDBFS
+	// (-50 dBFS) and onset.DefaultWindow (10 ms).
+	AudibleThresholdDBFS float64
+	AudibleWindow        time.Duration
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -176,6 +182,17 @@ func New(opts Options) (*Client, error) {
 	idle := opts.MaxConns
 	if idle == 0 {
 		idle = unboundedIdleConns
+	}
+	if opts.AudibleThresholdDBFS == 0 {
+		opts.AudibleThresholdDBFS = onset.DefaultThresholdDBFS
+	}
+	if opts.AudibleWindow == 0 {
+		opts.AudibleWindow = onset.DefaultWindow
+	}
+	// Validate the onset settings once, at a typical format.
+	if _, err := onset.New(onset.Config{SampleRate: 24000, Channels: 1, ThresholdDBFS: opts.AudibleThresholdDBFS,
+		Window: opts.AudibleWindow}); err != nil {
+		return nil, fmt.Errorf("client: audible threshold: %w", err)
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")

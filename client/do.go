@@ -40,6 +40,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	rec.Kind = req.Kind
 	rec.Endpoint = req.path()
 	rec.Model = req.Model
+	rec.InputAudioS, rec.InputAudioBytes = req.inputAudio()
 
 	rate := req.PCMSampleRate
 	if rate <= 0 {
@@ -47,6 +48,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
+	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err != nil {
@@ -140,6 +142,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
+	s.rec.ServerTokens = tokenHeaders(resp.Header)
 	s.body = body{r: resp.Body, wd: wd}
 	reuse, err := s.readResponse(resp, func(b []byte) []byte { return c.requestRedactor(req).Bytes(b) })
 	s.rec.E2ES = time.Since(s.t0).Seconds()
@@ -313,6 +316,9 @@ func (tt *traceTimes) queue() time.Duration {
 // factors and the player simulations.
 func (c *Client) finish(s *stream) {
 	if s.fmtKnown {
+		if s.rec.AudioBytes > 0 {
+			s.onset.Finish(s.rec)
+		}
 		c.FinishAudio(s.rec, s.f)
 	}
 }

@@ -78,6 +78,7 @@ type Exporter struct {
 	healthLabels                         prometheus.Labels
 	cpu, cores, sched, memory, saturated *prometheus.GaugeVec
 	gcPauses, gcPauseTime                prometheus.Counter
+	ttfaAudible, leadingSilence          prometheus.Observer
 }
 
 // New builds the metric core with the client prefix and the run's labels,
@@ -123,6 +124,7 @@ func New(opts Options) (*Exporter, error) {
 		g.With(modelOnly).Set(math.NaN())
 	}
 	e.gcPauses, e.gcPauseTime = counter(famGCPauses), counter(famGCPauseTime)
+	e.ttfaAudible, e.leadingSilence = histogram(famTTFAAudible), histogram(famLeadingSilence)
 	e.errorsVec = vecs[famErrors].(*prometheus.CounterVec)
 	for _, class := range results.ErrorClasses() {
 		e.errors[class] = e.errorsVec.With(prometheus.Labels{omnimetrics.LabelModelName: opts.ModelName, LabelClass: class})
@@ -219,6 +221,12 @@ func (e *Exporter) OnRecord(r *results.Record) {
 	e.m.Tokens(r.PromptTokens, r.CompletionTokens)
 	if r.HasAudio() {
 		e.m.AudioFirstPacket(clientStage(), r.TTFPS+shift)
+	}
+	if r.TTFAAudibleS > 0 {
+		e.ttfaAudible.Observe(r.TTFAAudibleS + shift)
+	}
+	if r.LeadingSilenceS != nil {
+		e.leadingSilence.Observe(max(*r.LeadingSilenceS, 0))
 	}
 	if r.HasAudio() || !e.opts.TextOnly {
 		// frames == 0 counts as skipped{no_audio_data}, the server's silent-loss counter.

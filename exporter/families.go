@@ -40,6 +40,8 @@ const (
 	famGCPauseTime
 	famMemory
 	famSaturated
+	famTTFAAudible
+	famLeadingSilence
 	numLoadFamilies
 )
 
@@ -88,6 +90,12 @@ func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
 			Help: "Memory the load generator's Go runtime holds (mapped and not released)"},
 		famSaturated: {Name: "loadgen_saturated", Type: omnimetrics.TypeGauge, Labels: model,
 			Help: "1 when the run's load generator was saturated (CPU, scheduling latency or send-stamp delay over its threshold): its latencies include client delay; set at the end of the run"},
+		famTTFAAudible: {Name: "ttfa_audible_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsBuckets(),
+			Help:    "Time to first audible audio: send to the chunk holding the first sample above the audible threshold (responses that became audible)"},
+		famLeadingSilence: {Name: "leading_silence_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "Audio before the first audible sample per response with audio (all of it when never audible)"},
 	}
 }
 

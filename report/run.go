@@ -236,6 +236,10 @@ func loadTable(r RunReport) Table {
 	add("audio throughput (audio s/s)", FormatFixed(s.Audio.Throughput, 3))
 	add("total audio (s)", FormatFixed(s.Audio.TotalDurationS, 3))
 	add("total audio frames", strconv.FormatInt(s.Audio.TotalFrames, 10))
+	if a := s.Audio; a.InputBytes > 0 {
+		add("total input audio (s)", FormatFixed(a.InputDurationS, 3))
+		add("total input audio (bytes)", strconv.FormatInt(a.InputBytes, 10))
+	}
 	if g := s.Goodput; g != nil {
 		add("goodput (req/s) "+rate.Footnote(fmt.Sprintf("goodput: %d of %d requests met every per-request SLO (%s)", g.Good, g.Of, strings.Join(g.SLOs, ", "))),
 			FormatFixed(g.Rate, 3))
@@ -252,10 +256,17 @@ var (
 
 // rtfNotes explain the real-time factors; they print as footnotes.
 var rtfNotes = map[string]string{
-	summary.MetricRTFLastChunk: "rtf_last_chunk = (last audio chunk - send) / audio duration",
-	summary.MetricRTFE2E:       "rtf_e2e = end-to-end / audio duration",
+	summary.MetricRTFLastChunk: "rtf_last_chunk = (last audio chunk - send) / output audio duration",
+	summary.MetricRTFE2E:       "rtf_e2e = end-to-end / output audio duration",
 	summary.MetricRTFServer:    "rtf_server = generation time / audio duration, as the server reported it",
 	summary.MetricAudioRTF:     "audio_rtf = the vLLM-Omni benchmark's RTF: last chunk for chat, end-to-end for speech",
+}
+
+// onsetNotes explain the TTFP variants and the audible onset; footnotes.
+var onsetNotes = map[string]string{
+	summary.MetricTTFPFirstEvent: "ttfp_first_event = the vLLM-Omni benchmark's TTFP: first audio event, even an empty one",
+	summary.MetricTTFAAudible:    "ttfa_audible = first chunk holding audible audio (10 ms RMS above --audible-threshold)",
+	summary.MetricLeadingSilence: "leading_silence = the audio before the first audible sample",
 }
 
 // statsHeader is the column set of a distribution table: median only when
@@ -305,6 +316,15 @@ func latencyTable(s *summary.Summary) Table {
 			continue
 		}
 		label := metricLabel(m)
+		if m.Name == summary.MetricTTFPFirstEvent {
+			if ttfp, ok := s.Metric(summary.MetricTTFP); ok && sameFigures(ttfp, m.Summary) {
+				plain = append(plain, fmt.Sprintf("%s (the benchmark's TTFP) is identical to %s in this run and is not shown.", m.Name, summary.MetricTTFP))
+				continue
+			}
+		}
+		if note, ok := onsetNotes[m.Name]; ok {
+			label += " " + t.Footnote(note)
+		}
 		if slices.Contains(rtfMetrics, m.Name) {
 			if i := slices.IndexFunc(shownRTF, func(o summary.Metric) bool { return sameFigures(o.Summary, m.Summary) }); i >= 0 {
 				plain = append(plain, fmt.Sprintf("%s is identical to %s in this run and is not shown.", m.Name, shownRTF[i].Name))

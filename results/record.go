@@ -96,6 +96,18 @@ type Record struct {
 	LastAudioS float64   `json:"last_audio_s,omitempty"` // last non-empty audio chunk
 	E2ES       float64   `json:"e2e_s"`                  // end of response (or failure)
 
+	// Audible onset (package onset): TTFAAudibleS is the arrival of the chunk
+	// holding the first sample of the first window above the audible
+	// threshold, 0 when the audio never became audible; LeadingSilenceS is
+	// the audio before that sample, the whole audio when never audible, and
+	// absent without (s16) audio.
+	TTFAAudibleS    float64  `json:"ttfa_audible_s,omitempty"`
+	LeadingSilenceS *float64 `json:"leading_silence_s,omitempty"`
+	// FirstAudioEventS is the vLLM-Omni benchmark's chat TTFP (protocol
+	// sections 8 and 10): the first modality "audio" event, even one with
+	// empty content. TTFPS counts the first non-empty audio only.
+	FirstAudioEventS float64 `json:"first_audio_event_s,omitempty"`
+
 	// Audio received, after decoding every event by its header.
 	SampleRate     int     `json:"sample_rate,omitempty"`
 	SampleWidth    int     `json:"sample_width,omitempty"` // bytes per sample (2 for s16le)
@@ -103,6 +115,12 @@ type Record struct {
 	AudioBytes     int64   `json:"audio_bytes,omitempty"`
 	AudioFrames    int64   `json:"audio_frames,omitempty"`
 	AudioDurationS float64 `json:"audio_duration_s,omitempty"`
+
+	// Audio sent: the spoken question (chat) and the voice-cloning
+	// reference (speech), in seconds and file bytes (before base64). The
+	// RTFs and AudioDurationS are about the audio received, never this.
+	InputAudioS     float64 `json:"input_audio_s,omitempty"`
+	InputAudioBytes int64   `json:"input_audio_bytes,omitempty"`
 
 	// The chunk timeline: arrival offset (from send) and PCM byte count of every
 	// non-empty audio chunk, in arrival order.
@@ -116,7 +134,9 @@ type Record struct {
 	PromptTokens     int    `json:"prompt_tokens,omitempty"`
 	CompletionTokens int    `json:"completion_tokens,omitempty"`
 	FinishReason     string `json:"finish_reason,omitempty"`
-	TextChars        int    `json:"text_chars,omitempty"` // characters of text received
+	// ServerTokens are the X-VLLM-OMNI-*-TOKENS response headers, when sent.
+	ServerTokens *ServerTokens `json:"server_tokens,omitempty"`
+	TextChars    int           `json:"text_chars,omitempty"` // characters of text received
 
 	// Real-time factors, protocol section 8. Zero when there was no audio.
 	RTFLastChunk float64  `json:"rtf_last_chunk,omitempty"` // (last audio - send) / duration
@@ -171,6 +191,16 @@ type WSBench struct {
 	AudioDurationS float64  `json:"audio_duration_s"`
 	GenerationS    float64  `json:"audio_generation_s"` // last non-empty audio delta - t0
 	RTF            *float64 `json:"rtf,omitempty"`      // absent when the duration is 0
+}
+
+// ServerTokens are the token counts a speech response states in its
+// X-VLLM-OMNI-*-TOKENS headers (protocol section 10); nil fields were absent.
+type ServerTokens struct {
+	Input      *int `json:"input,omitempty"`
+	Output     *int `json:"output,omitempty"`
+	Total      *int `json:"total,omitempty"`
+	InputText  *int `json:"input_text,omitempty"`
+	InputAudio *int `json:"input_audio,omitempty"`
 }
 
 // Continuity holds the player simulations of one response's chunk timeline.

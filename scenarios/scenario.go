@@ -19,6 +19,8 @@ import (
 const (
 	FormatWAV = "wav"
 	FormatPCM = "pcm"
+	// FormatFLAC is measured for chat only: each audio event is a FLAC file.
+	FormatFLAC = "flac"
 )
 
 // Output modalities of a chat request.
@@ -29,22 +31,24 @@ const (
 
 // Scenario is one workload. See the package documentation for the schema.
 type Scenario struct {
-	Name          string            `yaml:"name"`
-	Description   string            `yaml:"description,omitempty"`
-	Kind          string            `yaml:"kind"`
-	Endpoint      string            `yaml:"endpoint,omitempty"`
-	Model         string            `yaml:"model,omitempty"`
-	Voice         string            `yaml:"voice,omitempty"`
-	AudioFormat   string            `yaml:"audio_format,omitempty"`
-	Modalities    []string          `yaml:"modalities,omitempty"`
-	PCMSampleRate int               `yaml:"pcm_sample_rate,omitempty"`
-	PromptSpec    PromptSpec        `yaml:"prompts"`
-	ExtraBody     map[string]any    `yaml:"extra_body,omitempty"`
-	Headers       map[string]string `yaml:"headers,omitempty"`
-	Load          LoadDefaults      `yaml:"load,omitempty"`
-	Thresholds    []float64         `yaml:"thresholds,omitempty"`
-	SLOs          []string          `yaml:"slos,omitempty"`
-	Percentiles   []float64         `yaml:"percentiles,omitempty"`
+	Name          string   `yaml:"name"`
+	Description   string   `yaml:"description,omitempty"`
+	Kind          string   `yaml:"kind"`
+	Endpoint      string   `yaml:"endpoint,omitempty"`
+	Model         string   `yaml:"model,omitempty"`
+	Voice         string   `yaml:"voice,omitempty"`
+	AudioFormat   string   `yaml:"audio_format,omitempty"`
+	Modalities    []string `yaml:"modalities,omitempty"`
+	PCMSampleRate int      `yaml:"pcm_sample_rate,omitempty"`
+	// AudioInputStyle is how chat sends a prompt's audio (AudioStyle*).
+	AudioInputStyle string            `yaml:"audio_input_style,omitempty"`
+	PromptSpec      PromptSpec        `yaml:"prompts"`
+	ExtraBody       map[string]any    `yaml:"extra_body,omitempty"`
+	Headers         map[string]string `yaml:"headers,omitempty"`
+	Load            LoadDefaults      `yaml:"load,omitempty"`
+	Thresholds      []float64         `yaml:"thresholds,omitempty"`
+	SLOs            []string          `yaml:"slos,omitempty"`
+	Percentiles     []float64         `yaml:"percentiles,omitempty"`
 }
 
 // PromptSpec says where the prompts come from.
@@ -184,8 +188,12 @@ func (s *Scenario) Validate() error {
 		if s.PCMSampleRate == 0 {
 			bad("pcm_sample_rate", "required with audio_format pcm, which states no rate (24000 for Qwen3-Omni and Qwen3-TTS)")
 		}
+	case FormatFLAC:
+		if s.Kind != results.KindChat {
+			bad("audio_format", "flac is measured for kind %s only (speech streams are wav or pcm)", results.KindChat)
+		}
 	default:
-		bad("audio_format", "must be %s or %s (got %q)", FormatWAV, FormatPCM, s.AudioFormat)
+		bad("audio_format", "must be %s, %s or (chat) %s (got %q)", FormatWAV, FormatPCM, FormatFLAC, s.AudioFormat)
 	}
 	if s.PCMSampleRate < 0 || s.PCMSampleRate > 768000 || (s.PCMSampleRate > 0 && s.PCMSampleRate < 1000) {
 		bad("pcm_sample_rate", "must be between 1000 and 768000 Hz (got %d)", s.PCMSampleRate)
@@ -199,6 +207,9 @@ func (s *Scenario) Validate() error {
 		} else if slices.Index(s.Modalities, m) < i {
 			bad(fmt.Sprintf("modalities[%d]", i), "%q listed twice", m)
 		}
+	}
+	if err := checkAudioInputStyle(s.AudioInputStyle); err != nil {
+		bad("audio_input_style", "%v", err)
 	}
 	if err := checkPromptSource(s.PromptSpec.Source); err != nil {
 		bad("prompts.source", "%v", err)

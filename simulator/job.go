@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -38,6 +39,7 @@ type jobSpec struct {
 	voice     string
 	speed     float64
 	promptTok int
+	audioInS  float64 // seconds of input audio, prefilled before the first token
 }
 
 // job is one admitted request: its plan, its clock and what it has done.
@@ -68,6 +70,7 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 		speed:      spec.speed,
 		audio:      spec.audioOn,
 		sampleRate: s.cfg.SampleRate,
+		audioInS:   spec.audioInS,
 	})
 	j := &job{
 		s:        s,
@@ -81,7 +84,8 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 	}
 	j.timer.Stop()
 	if spec.audioOn {
-		j.synth = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames)
+		lead := int64(math.Round(s.cfg.Timing.LeadingSilence.Seconds() * float64(s.cfg.SampleRate)))
+		j.synth = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames, lead)
 	}
 	s.admit(j.bound)
 	j.admitS = s.currentSlowdown()

@@ -16,6 +16,7 @@ const codecTokensPerSecond = 12.5
 // faultSet is the faults one request suffers.
 type faultSet struct {
 	http500, disconnect, errorEvent, stall, emptyAudio, malformed, oversized bool
+	emptyEvent                                                               bool // drawn last, see newPlan
 }
 
 // plan is everything random about one request, drawn up front from the
@@ -33,6 +34,8 @@ type plan struct {
 	chunkStall  []bool    // per chunk: a stall precedes it
 
 	totalFrames int64
+
+	prefill time.Duration // input-audio prefill: AudioPrefill per second of input audio
 }
 
 // planInput is what the plan depends on besides the generator.
@@ -42,6 +45,7 @@ type planInput struct {
 	speed      float64 // speech speed (1 for chat)
 	audio      bool    // the response carries audio
 	sampleRate int
+	audioInS   float64 // seconds of input audio
 }
 
 // occurrences counts requests per content hash, so that identical prompts get
@@ -118,6 +122,7 @@ func newPlan(r *rand.Rand, t Timing, f Faults, in planInput) *plan {
 		malformed:  hit(f.MalformedBase64),
 		oversized:  hit(f.Oversized),
 	}
+	p.prefill = time.Duration(in.audioInS * float64(t.AudioPrefill))
 	p.ttftMul = 1 + t.Jitter*signed(r)
 	p.ttfaMul = 1 + t.Jitter*signed(r)
 	if in.words > 1 {
@@ -129,6 +134,9 @@ func newPlan(r *rand.Rand, t Timing, f Faults, in planInput) *plan {
 	if !in.audio || p.faults.emptyAudio {
 		return p
 	}
+	// Drawn after everything else so that adding this fault did not move
+	// the draws of the older ones.
+	defer func() { p.faults.emptyEvent = hit(f.EmptyAudioEvent) }()
 	total := audioFrames(t, in.textRunes, in.speed, in.sampleRate)
 	nominal := t.ChunkAudio.Seconds() * float64(in.sampleRate)
 	for left := total; left > 0; {
@@ -164,14 +172,14 @@ func (p *plan) chunkGen(t Timing, sampleRate, i int, s float64) time.Duration {
 	return d
 }
 
-// firstAudio is t_0 = TTFA * (1 + J*j) * s.
+// firstAudio is t_0 = (TTFA * (1 + J*j) + P) * s, P the input-audio prefill.
 func (p *plan) firstAudio(t Timing, s float64) time.Duration {
-	return time.Duration(float64(t.TTFA) * p.ttfaMul * s)
+	return time.Duration((float64(t.TTFA)*p.ttfaMul + float64(p.prefill)) * s)
 }
 
-// firstText is w_0 = TTFT * (1 + J*j) * s.
+// firstText is w_0 = (TTFT * (1 + J*j) + P) * s, P the input-audio prefill.
 func (p *plan) firstText(t Timing, s float64) time.Duration {
-	return time.Duration(float64(t.TTFT) * p.ttftMul * s)
+	return time.Duration((float64(t.TTFT)*p.ttftMul + float64(p.prefill)) * s)
 }
 
 // wordGap is the gap before text word k >= 1: WordInterval * (1 + J*j_k) * s.

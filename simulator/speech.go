@@ -27,11 +27,12 @@ type speechRequest struct {
 	format string // wav or pcm
 	speed  float64
 	mode   int
+	refS   float64 // seconds of the voice-cloning reference (ref_audio)
 }
 
 // speechBody is the wire form of the fields the simulator reads; the
-// model-specific extras (task_type, language, ref_audio, ref_text,
-// max_new_tokens, seed, ...) are accepted and ignored.
+// model-specific extras (task_type, language, ref_text, max_new_tokens,
+// seed, ...) are accepted and ignored; ref_audio is decoded.
 type speechBody struct {
 	Input          *string  `json:"input"`
 	Model          string   `json:"model"`
@@ -41,6 +42,7 @@ type speechBody struct {
 	Speed          *float64 `json:"speed"`
 	Stream         bool     `json:"stream"`
 	StreamFormat   *string  `json:"stream_format"`
+	RefAudio       *string  `json:"ref_audio"`
 }
 
 // Messages of the streaming constraints, as the real server words them.
@@ -104,6 +106,13 @@ func parseSpeechRequest(body []byte) (*speechRequest, *apiError) {
 		return nil, unsupportedFormat("response_format", format)
 	}
 	req.format = format
+	if b.RefAudio != nil {
+		d, e := decodeAudioURL("ref_audio", "ref_audio", *b.RefAudio)
+		if e != nil {
+			return nil, e
+		}
+		req.refS = d
+	}
 	return req, nil
 }
 
@@ -129,7 +138,8 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		audioText: req.input,
 		voice:     req.voice,
 		speed:     req.speed,
-		promptTok: promptTokens(utf8.RuneCountInString(req.input)),
+		promptTok: promptTokens(utf8.RuneCountInString(req.input)) + audioPromptTokens(req.refS),
+		audioInS:  req.refS,
 	})
 	defer j.release()
 	if j.plan.faults.http500 {
@@ -185,6 +195,7 @@ func (s *Server) speechWhole(w http.ResponseWriter, j *job, req *speechRequest) 
 	j.succeed()
 	w.Header().Set("Content-Type", mediaType(req.format))
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	setTokenHeaders(w.Header(), j.spec.promptTok, j.codecTok)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body) // the client may be gone; the metrics already count the request
 }
@@ -276,4 +287,23 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 	default:
 		j.fail()
 	}
+}
+
+// Token headers of a non-streaming speech response (protocol section 10).
+const (
+	HeaderInputTokens      = "X-VLLM-OMNI-INPUT-TOKENS"
+	HeaderOutputTokens     = "X-VLLM-OMNI-OUTPUT-TOKENS"
+	HeaderTotalTokens      = "X-VLLM-OMNI-TOTAL-TOKENS"
+	HeaderInputTextTokens  = "X-VLLM-OMNI-INPUT-TEXT-TOKENS"
+	HeaderInputAudioTokens = "X-VLLM-OMNI-INPUT-AUDIO-TOKENS"
+)
+
+// setTokenHeaders sets the five token headers: the simulator's input is
+// text only, so input text tokens are the input tokens and audio tokens 0.
+func setTokenHeaders(h http.Header, input, output int) {
+	h.Set(HeaderInputTokens, strconv.Itoa(input))
+	h.Set(HeaderOutputTokens, strconv.Itoa(output))
+	h.Set(HeaderTotalTokens, strconv.Itoa(input+output))
+	h.Set(HeaderInputTextTokens, strconv.Itoa(input))
+	h.Set(HeaderInputAudioTokens, "0")
 }

@@ -36,20 +36,26 @@ type Options struct {
 // TTFT, e2e, lag, text gaps, stamp delay) or seconds (audio duration,
 // underrun), matching the vLLM-Omni benchmark's units.
 const (
-	MetricTTFP         = "ttfp_ms"
-	MetricTTFT         = "ttft_ms"
-	MetricE2E          = "e2e_ms"
-	MetricTextGap      = "itl_ms"
-	MetricRTFLastChunk = "rtf_last_chunk"
-	MetricRTFE2E       = "rtf_e2e"
-	MetricRTFServer    = "rtf_server"
-	MetricAudioRTF     = "audio_rtf" // the benchmark's definition: last chunk for chat, e2e for speech
-	MetricDuration     = "audio_duration_s"
-	MetricUnderrun     = "audio_underrun_s"
-	MetricStalls       = "stall_resume_stalls"
-	MetricStallTime    = "stall_resume_total_s"
-	MetricLag          = "schedule_lag_ms"
-	MetricStampDelay   = "stamp_delay_ms"
+	MetricTTFP = "ttfp_ms"
+	// MetricTTFPFirstEvent is the vLLM-Omni benchmark's TTFP: for chat the
+	// first audio event even when its content is empty, for speech the same
+	// as MetricTTFP.
+	MetricTTFPFirstEvent = "ttfp_first_event_ms"
+	MetricTTFAAudible    = "ttfa_audible_ms"    // first audible sample's chunk (package onset)
+	MetricLeadingSilence = "leading_silence_ms" // audio before the first audible sample
+	MetricTTFT           = "ttft_ms"
+	MetricE2E            = "e2e_ms"
+	MetricTextGap        = "itl_ms"
+	MetricRTFLastChunk   = "rtf_last_chunk"
+	MetricRTFE2E         = "rtf_e2e"
+	MetricRTFServer      = "rtf_server"
+	MetricAudioRTF       = "audio_rtf" // the benchmark's definition: last chunk for chat, e2e for speech
+	MetricDuration       = "audio_duration_s"
+	MetricUnderrun       = "audio_underrun_s"
+	MetricStalls         = "stall_resume_stalls"
+	MetricStallTime      = "stall_resume_total_s"
+	MetricLag            = "schedule_lag_ms"
+	MetricStampDelay     = "stamp_delay_ms"
 	// MetricQueue is the client queue time: the wait for a connection of
 	// the client's transport (results.Record.QueueS).
 	MetricQueue = "client_queue_ms"
@@ -103,6 +109,10 @@ type Audio struct {
 	TotalDurationS float64 `json:"total_audio_duration_s"`
 	TotalFrames    int64   `json:"total_audio_frames"`
 	Throughput     float64 `json:"audio_throughput"` // audio seconds per wall second
+	// Audio sent (spoken prompts, voice-cloning references) by the measured
+	// requests: seconds and file bytes. The figures above are all output.
+	InputDurationS float64 `json:"total_input_audio_s,omitempty"`
+	InputBytes     int64   `json:"total_input_audio_bytes,omitempty"`
 }
 
 // Summary is everything a run report shows.
@@ -150,6 +160,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	var (
 		ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
 		dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
+		ttfpEvent, ttfa, silence                                    []float64
 		firstSend, lastEnd                                          = math.Inf(1), math.Inf(-1)
 		okCount                                                     = make([]int, len(opts.Thresholds))
 		ofCount                                                     int
@@ -170,6 +181,8 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			continue
 		}
 		s.Requests.Total++
+		s.Audio.InputDurationS += r.InputAudioS
+		s.Audio.InputBytes += r.InputAudioBytes
 		firstSend = math.Min(firstSend, r.SentS)
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
 		shift := 0.0
@@ -208,6 +221,17 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			s.Requests.ChatWithAudio++
 		}
 		ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+		first := r.TTFPS
+		if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
+			first = min(first, r.FirstAudioEventS)
+		}
+		ttfpEvent = append(ttfpEvent, (first+shift)*1000)
+		if r.TTFAAudibleS > 0 {
+			ttfa = append(ttfa, (r.TTFAAudibleS+shift)*1000)
+		}
+		if r.LeadingSilenceS != nil {
+			silence = append(silence, *r.LeadingSilenceS*1000)
+		}
 		dur = append(dur, r.AudioDurationS)
 		s.Audio.TotalDurationS += r.AudioDurationS
 		s.Audio.TotalFrames += r.AudioFrames
@@ -272,6 +296,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, opts.Percentiles)})
 	}
 	add(MetricTTFP, "ms", ttfp)
+	add(MetricTTFPFirstEvent, "ms", ttfpEvent)
+	add(MetricTTFAAudible, "ms", ttfa)
+	add(MetricLeadingSilence, "ms", silence)
 	add(MetricTTFT, "ms", ttft)
 	add(MetricE2E, "ms", e2e)
 	add(MetricTextGap, "ms", gaps)

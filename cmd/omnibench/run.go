@@ -17,6 +17,7 @@ import (
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
@@ -36,6 +37,7 @@ type runOptions struct {
 
 	// scenario overrides
 	kind, model, voice, audioFormat, prompts, extraBody string
+	audioInputStyle                                     string
 	modalities                                          []string
 	headers                                             []string
 	pcmRate                                             int
@@ -62,6 +64,7 @@ type runOptions struct {
 	// client
 	timeout, idleTimeout time.Duration
 	maxEventBytes        int
+	audibleDB            float64
 	thresholds           []string
 	mode                 string
 	prebuffer            time.Duration
@@ -140,9 +143,10 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
+	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
 	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
-	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ...} per line) or a text file (one per line)")
+	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ..., \"audio\": FILE} per line), a text file (one per line) or a directory of audio files")
+	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
 	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, "sample rate of raw PCM audio (default 24000)")
@@ -168,6 +172,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
 	f.IntVar(&o.maxEventBytes, "max-event-bytes", sse.DefaultMaxEventBytes, "cap on one SSE line and one event's data, bytes; a larger one fails the request as malformed")
+	f.Float64Var(&o.audibleDB, "audible-threshold", onset.DefaultThresholdDBFS,
+		"audio counts as audible (ttfa_audible) when its 10 ms RMS level is above this, dBFS")
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
@@ -221,6 +227,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if f.Changed("prompts") {
 		sc.PromptSpec.Source = o.prompts
 	}
+	if f.Changed("audio-input-style") {
+		sc.AudioInputStyle = o.audioInputStyle
+	}
 	if f.Changed("pcm-sample-rate") {
 		sc.PCMSampleRate = o.pcmRate
 	}
@@ -271,6 +280,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
 		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
+		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
 		// only a flag bound to these options is checked here.
@@ -397,14 +407,15 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Seed:      o.seed,
 		Load:      lc,
 		Client: client.Options{
-			APIKey:         apiKey,
-			Timeout:        o.timeout,
-			IdleTimeout:    o.idleTimeout,
-			MaxEventBytes:  o.maxEventBytes,
-			Thresholds:     thresholds,
-			ContinuityMode: mode,
-			Preroll:        continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
-			MaxConns:       o.maxConns,
+			APIKey:               apiKey,
+			Timeout:              o.timeout,
+			IdleTimeout:          o.idleTimeout,
+			MaxEventBytes:        o.maxEventBytes,
+			AudibleThresholdDBFS: o.audibleDB,
+			Thresholds:           thresholds,
+			ContinuityMode:       mode,
+			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
+			MaxConns:             o.maxConns,
 		},
 		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
