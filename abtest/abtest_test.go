@@ -257,6 +257,10 @@ func testConfig(t *testing.T, a, b Arm, n, rounds int) Config {
 		StartupTimeout: 30 * time.Second,
 		StopGrace:      5 * time.Second,
 		OutDir:         t.TempDir(),
+		// These tiny runs test the arms, not the client's health: on a
+		// loaded machine or under -race they may count as saturated
+		// (TestRunRefusesASaturatedArm tests the refusal).
+		AllowSaturated: true,
 	}
 }
 
@@ -587,6 +591,7 @@ func TestRunRefusesASaturatedArm(t *testing.T) {
 	const n, rounds = 4, 1
 	a, b := SimulatorArms(fastSimulator(true))
 	cfg := testConfig(t, a, b, n, rounds)
+	cfg.AllowSaturated = false
 	// Thresholds every run exceeds: the client counts as saturated.
 	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}
 	res, err := Run(context.Background(), cfg)
@@ -602,7 +607,6 @@ func TestRunRefusesASaturatedArm(t *testing.T) {
 
 	cfg = testConfig(t, a, b, n, rounds)
 	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}
-	cfg.AllowSaturated = true
 	res, err = Run(context.Background(), cfg)
 	if err != nil || res.Verdict == "" {
 		t.Fatalf("--allow-saturated: %v, verdict %q", err, res.Verdict)

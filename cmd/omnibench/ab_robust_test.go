@@ -22,7 +22,7 @@ func TestABKilledLeavesNoServer(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "ab", "--a-cmd", abServeCmd(bin), "--b-cmd", abServeCmd(bin),
+	cmd := exec.CommandContext(ctx, bin, "ab", "--allow-saturated", "--a-cmd", abServeCmd(bin), "--b-cmd", abServeCmd(bin),
 		"-n", "10000", "--settle", "0", "--out", dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
