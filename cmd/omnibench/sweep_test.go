@@ -208,8 +208,8 @@ func TestSweepCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := bytes.Count(data, []byte("\n")); n != 4 { // header + 3 requests
-			t.Errorf("%s: %d lines, want 4", name, n)
+		if n := bytes.Count(data, []byte("\n")); n != 5 { // header + 3 requests + the client line
+			t.Errorf("%s: %d lines, want 5", name, n)
 		}
 	}
 	var suites struct {
