@@ -66,13 +66,9 @@ func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
 		if !r.OK() {
 			continue
 		}
-		shift := 0.0
-		if fromIntended {
-			shift = r.LagS
-		}
-		e2e = append(e2e, (r.E2ES+shift)*1000)
+		e2e = append(e2e, r.Latency(r.E2ES)*1000)
 		if r.HasAudio() {
-			ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+			ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		}
 	}
 	origin := "from send"

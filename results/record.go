@@ -32,11 +32,25 @@ func ErrorClasses() []string {
 	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrCancelled}
 }
 
+// Latency origins: where a record's latencies (TTFP, TTFT, end-to-end) are
+// measured from. Record.Latency applies the origin; every consumer reads
+// latencies through it.
+const (
+	// OriginIntended measures from the request's intended start: the
+	// scheduling lag is added, so a late send (coordinated omission) shows up
+	// as latency. An open-loop run records this origin.
+	OriginIntended = "intended"
+	// OriginSend measures from the actual send. A closed-loop run, where the
+	// next request waits for the previous one, records this origin.
+	OriginSend = "send"
+)
+
 // Record is everything measured about one request. Times ending in _s are
 // seconds. Offsets inside a request (connect_s, ttfp_s, chunk arrivals, ...)
-// are measured from the actual send time; IntendedS and SentS are offsets from
-// the start of the run, and LagS = SentS - IntendedS is the scheduling lag that
-// an open-loop report adds back to avoid coordinated omission.
+// are stored as measured from the actual send time; IntendedS and SentS are
+// offsets from the start of the run, and LagS = SentS - IntendedS is the
+// scheduling lag. LatencyOrigin says whether the request's latencies count
+// that lag (read them with Latency, never the raw fields).
 type Record struct {
 	Type string `json:"type"` // always "request" in a JSONL file
 
@@ -50,6 +64,9 @@ type Record struct {
 	IntendedS float64 `json:"intended_s"`
 	SentS     float64 `json:"sent_s"`
 	LagS      float64 `json:"lag_s"`
+	// LatencyOrigin is OriginIntended or OriginSend. Records written before
+	// the field existed get their run's origin when read (Header.LatencyOrigin).
+	LatencyOrigin string `json:"latency_origin,omitempty"`
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`
@@ -114,6 +131,26 @@ type PlayerResult struct {
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
 
+// Latency returns a latency of this request measured from its origin.
+// sinceSendS is an offset stored from the actual send (TTFPS, TTFTS, E2ES,
+// LastAudioS); for OriginIntended the scheduling lag is added. This is the one
+// definition the report, compare, ab, slo, goodput and the exporter share.
+func (r *Record) Latency(sinceSendS float64) float64 {
+	if r.Origin() == OriginIntended {
+		return sinceSendS + r.LagS
+	}
+	return sinceSendS
+}
+
+// Origin is the record's latency origin; a record that does not say (built in
+// memory without one) measures from the send.
+func (r *Record) Origin() string {
+	if r.LatencyOrigin == OriginIntended {
+		return OriginIntended
+	}
+	return OriginSend
+}
+
 // HasAudio reports whether any audio was received.
 func (r *Record) HasAudio() bool { return r.AudioBytes > 0 }
 
@@ -132,4 +169,15 @@ type Header struct {
 	Rate          float64           `json:"rate,omitempty"`
 	Arrival       string            `json:"arrival,omitempty"`
 	Flags         map[string]string `json:"flags,omitempty"` // as given, secrets removed
+}
+
+// LatencyOrigin is the origin a run of this header's mode measured its
+// latencies from: the intended start in an open loop, the send otherwise.
+// Readers give it to records that do not carry their own (files written
+// before Record.LatencyOrigin existed).
+func (h Header) LatencyOrigin() string {
+	if h.Mode == "open" {
+		return OriginIntended
+	}
+	return OriginSend
 }

@@ -200,6 +200,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 		rec.SentS = time.Since(a.Start).Seconds()
 		rec.LagS = rec.SentS - rec.IntendedS
+		rec.LatencyOrigin = out.Header.LatencyOrigin()
 		col.started()
 		if cfg.OnStart != nil {
 			cfg.OnStart(a)
@@ -261,9 +262,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
-	sopts := cfg.Summary
-	sopts.FromIntended = lcfg.Open()
-	out.Summary = summary.Compute(out.Records, sopts)
+	out.Summary = summary.Compute(out.Records, cfg.Summary)
 	out.Summary.Mode = lcfg.Mode()
 
 	switch {

@@ -102,7 +102,7 @@ func recompute(slos []SLO, s *summary.Summary, recs []results.Record) *summary.S
 	if len(ps) == 0 && len(ths) == 0 {
 		return nil
 	}
-	return summary.Compute(recs, summary.Options{Percentiles: ps, Thresholds: ths, FromIntended: s.FromIntended})
+	return summary.Compute(recs, summary.Options{Percentiles: ps, Thresholds: ths})
 }
 
 func findContinuity(s *summary.Summary, thMS int) *summary.Continuity {

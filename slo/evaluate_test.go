@@ -208,8 +208,9 @@ func TestEvaluateFromIntended(t *testing.T) {
 	recs := testRecords()
 	for i := range recs {
 		recs[i].LagS = 0.01
+		recs[i].LatencyOrigin = results.OriginIntended
 	}
-	s := summary.Compute(recs, summary.Options{FromIntended: true})
+	s := summary.Compute(recs, summary.Options{})
 	r := Evaluate([]SLO{mustParse(t, "audio_ttfp_p97<1s"), mustParse(t, "audio_ttfp_p95<1s")}, s, recs)
 	if !near(r[0].Observed, 401) || !near(r[1].Observed, 395) {
 		t.Errorf("p97, p95 from the intended start = %v, %v; want 401, 395", r[0].Observed, r[1].Observed)

@@ -25,9 +25,6 @@ type Options struct {
 	Percentiles []float64 // default DefaultPercentiles()
 	Thresholds  []float64 // continuity thresholds in seconds; default [0.1]
 	Goodput     []Goodput // per-request SLOs for goodput; none = no goodput figure
-	// FromIntended adds each request's scheduling lag to its latencies, so an
-	// open-loop report measures from the intended start (no coordinated omission).
-	FromIntended bool
 }
 
 // Metric names, in report order. Times are reported in milliseconds (TTFP,
@@ -49,6 +46,10 @@ const (
 	MetricLag          = "schedule_lag_ms"
 	MetricStampDelay   = "stamp_delay_ms"
 )
+
+// OriginMixed is Summary.LatencyOrigin when the measured records do not share
+// one origin (records of different runs summarised together).
+const OriginMixed = "mixed"
 
 // Metric is the distribution of one per-request figure.
 type Metric struct {
@@ -101,8 +102,12 @@ type Audio struct {
 
 // Summary is everything a run report shows.
 type Summary struct {
-	SchemaVersion int            `json:"schema_version"`
-	Mode          string         `json:"mode"`
+	SchemaVersion int    `json:"schema_version"`
+	Mode          string `json:"mode"`
+	// LatencyOrigin is the measured records' results.Record.LatencyOrigin
+	// (OriginIntended or OriginSend), or "mixed" when they differ; FromIntended
+	// is true when every measured record counts from its intended start.
+	LatencyOrigin string         `json:"latency_origin,omitempty"`
 	FromIntended  bool           `json:"latency_from_intended_start"`
 	DurationS     float64        `json:"duration_s"` // first send to last response end
 	RequestRate   float64        `json:"request_throughput"`
@@ -136,7 +141,6 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	}
 	s := &Summary{
 		SchemaVersion: results.SchemaVersion,
-		FromIntended:  opts.FromIntended,
 		Percentiles:   opts.Percentiles,
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
@@ -159,12 +163,15 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			continue
 		}
 		s.Requests.Total++
+		switch s.LatencyOrigin {
+		case "":
+			s.LatencyOrigin = r.Origin()
+		case r.Origin():
+		default:
+			s.LatencyOrigin = OriginMixed
+		}
 		firstSend = math.Min(firstSend, r.SentS)
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
-		shift := 0.0
-		if opts.FromIntended {
-			shift = r.LagS
-		}
 		lag = append(lag, r.LagS*1000)
 		for _, d := range r.StampDelaysS {
 			stamp = append(stamp, d*1000)
@@ -181,9 +188,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.FinishReason != "" {
 			s.Requests.ByFinish[r.FinishReason]++
 		}
-		e2e = append(e2e, (r.E2ES+shift)*1000)
+		e2e = append(e2e, r.Latency(r.E2ES)*1000)
 		if r.TTFTS > 0 {
-			ttft = append(ttft, (r.TTFTS+shift)*1000)
+			ttft = append(ttft, r.Latency(r.TTFTS)*1000)
 		}
 		for _, g := range r.TextGapsS {
 			gaps = append(gaps, g*1000)
@@ -195,7 +202,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.Kind == results.KindChat {
 			s.Requests.ChatWithAudio++
 		}
-		ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		dur = append(dur, r.AudioDurationS)
 		s.Audio.TotalDurationS += r.AudioDurationS
 		s.Audio.TotalFrames += r.AudioFrames
@@ -238,6 +245,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			}
 		}
 	}
+	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	if s.Players.Responses > 0 {
 		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
 	}
@@ -274,7 +282,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricLag, "ms", lag)
 	add(MetricStampDelay, "ms", stamp)
 	if len(opts.Goodput) > 0 {
-		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, s.DurationS)
+		s.Goodput = computeGoodput(recs, opts.Goodput, s.DurationS)
 	}
 	for k := range s.Requests.ByStatus {
 		if k == "0" {

@@ -57,7 +57,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			if err != nil {
 				return withExitCode(2, err)
 			}
-			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open"})
+			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s}
 			if o.html != "" {
