@@ -39,6 +39,7 @@ type HTMLSection struct {
 	Notes  []string
 	Tables []Table
 	charts []chart
+	alert  bool // a failure banner (failureBanner): drawn to stand out
 }
 
 // ChartIDs returns the data-chart names of the section's charts, in order
@@ -68,6 +69,7 @@ type (
 	}
 	sectionView struct {
 		ID, Title string
+		Alert     bool
 		Notes     []string
 		Tables    []tableView
 		Charts    []chartView
@@ -150,7 +152,7 @@ func buildPage(r HTMLReport) pageView {
 		}
 	}
 	for i, s := range r.Sections {
-		sv := sectionView{ID: "s" + strconv.Itoa(i+1), Title: s.Title, Notes: s.Notes}
+		sv := sectionView{ID: "s" + strconv.Itoa(i+1), Title: s.Title, Alert: s.alert, Notes: s.Notes}
 		for _, t := range s.Tables {
 			sv.Tables = append(sv.Tables, tableOf(t))
 		}

@@ -37,6 +37,9 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 	tablesOnly := r
 	tablesOnly.ServerVsClient = nil
 	out := []HTMLSection{{Title: "Summary", Tables: RunTables(tablesOnly)}}
+	if banner, failed := failureBanner(s); failed {
+		out = append([]HTMLSection{banner}, out...)
+	}
 
 	out = append(out, HTMLSection{
 		Title:  "Latency distributions",

@@ -67,7 +67,16 @@ func RunTables(r RunReport) []Table {
 	if r.Load != nil && r.Load.Dropped > 0 {
 		req.Rows = append(req.Rows, []string{"dropped arrivals (--max-inflight)", strconv.Itoa(r.Load.Dropped)})
 	}
+	if s.Requests.Total > 0 {
+		req.Rows = append(req.Rows, []string{"error rate", ff(s.Requests.ErrorRate, 4)})
+	}
+	if s.Requests.Dropped > 0 {
+		req.Rows = append(req.Rows, []string{"drop rate (dropped / scheduled)", ff(s.Requests.DropRate, 4)})
+	}
 	out = append(out, req)
+	if errs, ok := ErrorSetTable(s); ok {
+		out = append(out, errs)
+	}
 
 	rate := Table{Title: "Load", Header: []string{"figure", "value"}}
 	rate.Rows = append(rate.Rows, []string{"mode", s.Mode})

@@ -16,15 +16,18 @@ import (
 // json`). Its schema is versioned by SchemaVersion (results.SchemaVersion)
 // and documented in the README; fields are only ever added.
 type Document struct {
-	SchemaVersion int                `json:"schema_version"`
-	Run           results.Header     `json:"run"`
-	Interrupted   bool               `json:"interrupted"`
-	Summary       *summary.Summary   `json:"summary"`
-	Bench         map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
-	Load          LoadDocument       `json:"load"`
-	Server        *ServerDocument    `json:"server,omitempty"`
-	SLOs          json.RawMessage    `json:"slos,omitempty"`
-	Extra         map[string]any     `json:"extra,omitempty"`
+	SchemaVersion int            `json:"schema_version"`
+	Run           results.Header `json:"run"`
+	Interrupted   bool           `json:"interrupted"`
+	// Failure says why the run is not a result ("nothing was measured: ...,
+	// top reason: ..."); empty when something was measured.
+	Failure string             `json:"failure,omitempty"`
+	Summary *summary.Summary   `json:"summary"`
+	Bench   map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
+	Load    LoadDocument       `json:"load"`
+	Server  *ServerDocument    `json:"server,omitempty"`
+	SLOs    json.RawMessage    `json:"slos,omitempty"`
+	Extra   map[string]any     `json:"extra,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
@@ -74,6 +77,9 @@ func (o *Outcome) Document() *Document {
 		Bench:         o.Summary.Bench(),
 		Load:          loadDocument(o.Load),
 	}
+	if o.Summary.NothingMeasured() {
+		doc.Failure = report.NothingMeasured(o.Summary)
+	}
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
 		if o.Delta != nil {
@@ -97,6 +103,7 @@ func (o *Outcome) Report() report.RunReport {
 	if o.Interrupted {
 		rep.Notes = append(rep.Notes, "the run was interrupted: figures cover the requests that finished")
 	}
+	rep.Notes = append(rep.Notes, o.Notes...)
 	return rep
 }
 

@@ -96,6 +96,10 @@ type Outcome struct {
 	ScrapeNote string // why there was no scrape, when there was none
 
 	Interrupted bool
+	// Notes are what the run found worth saying beside its figures (a
+	// count bound that stopped it before --duration, hints about the
+	// target); the runner also writes each to Config.Log.
+	Notes []string
 }
 
 // Run performs the run. It returns an Outcome whenever any request was
@@ -263,6 +267,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	out.Summary = summary.Compute(out.Records, cfg.Summary)
+	out.Summary.SetDropped(lstats.Dropped)
 	out.Summary.Mode = lcfg.Mode()
 
 	switch {

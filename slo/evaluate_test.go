@@ -312,3 +312,18 @@ func TestExitSLOMiss(t *testing.T) {
 		}
 	}
 }
+
+// Dropped arrivals were never sent: drop_rate = dropped / (sent + dropped).
+func TestEvaluateDropRate(t *testing.T) {
+	recs := testRecords()
+	s := summary.Compute(recs, summary.Options{})
+	s.SetDropped(s.Requests.Total) // as many dropped as sent: 50%
+	r := Evaluate([]SLO{mustParse(t, "drop_rate<=1%"), mustParse(t, "drop_rate<=50%")}, s, recs)
+	if r[0].Pass || !near(r[0].Observed, 0.5) || !r[1].Pass {
+		t.Errorf("drop_rate: %+v", r)
+	}
+	empty := summary.Compute(nil, summary.Options{})
+	if r := Evaluate([]SLO{mustParse(t, "drop_rate<=1%")}, empty, nil)[0]; r.Pass || !r.NoData {
+		t.Errorf("drop_rate with nothing scheduled: %+v, want a no-data miss", r)
+	}
+}

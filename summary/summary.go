@@ -80,10 +80,18 @@ type Players struct {
 
 // Requests counts outcomes. Warm-up requests are excluded everywhere else.
 type Requests struct {
-	Total     int            `json:"total"` // measured requests sent
-	Completed int            `json:"completed"`
-	Failed    int            `json:"failed"`
-	Warmup    int            `json:"warmup"`
+	Total     int `json:"total"` // measured requests sent
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Warmup    int `json:"warmup"`
+	// ErrorRate is Failed / Total (0 when nothing was sent).
+	ErrorRate float64 `json:"error_rate"`
+	// Dropped counts open-loop arrivals refused by --max-inflight (never
+	// sent, so not in Total); DropRate is Dropped / (Total + Dropped). The
+	// runner sets both from the load generator (SetDropped); a summary
+	// recomputed from a results file has no drops to count.
+	Dropped   int            `json:"dropped"`
+	DropRate  float64        `json:"drop_rate"`
 	ByError   map[string]int `json:"by_error,omitempty"`       // error class -> count
 	ByStatus  map[string]int `json:"by_http_status,omitempty"` // HTTP status of http_status errors
 	ByFinish  map[string]int `json:"by_finish_reason,omitempty"`
@@ -118,7 +126,12 @@ type Summary struct {
 	Audio         Audio          `json:"audio"`
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
 	Percentiles   []float64      `json:"percentiles"`
-	Warnings      []string       `json:"warnings,omitempty"`
+	// Errors is the error set: one group per distinct (class, status,
+	// message) of the failed measured requests, most frequent first, at most
+	// MaxErrorGroups; ErrorsOmitted counts the failures in groups left out.
+	Errors        []ErrorGroup `json:"errors,omitempty"`
+	ErrorsOmitted int          `json:"errors_omitted,omitempty"`
+	Warnings      []string     `json:"warnings,omitempty"`
 }
 
 // Metric returns the named metric's summary.
@@ -248,6 +261,13 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	if s.Players.Responses > 0 {
 		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
+	}
+	if s.Requests.Total > 0 {
+		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
+	}
+	s.Errors, s.ErrorsOmitted = errorSet(recs)
+	if s.ErrorsOmitted > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
 	}
 	if s.Requests.Total > 0 && lastEnd > firstSend {
 		s.DurationS = lastEnd - firstSend

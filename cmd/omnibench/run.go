@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +79,8 @@ type runOptions struct {
 
 	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
 	outputs runOutputs
+	// maxErrorRate is run's failure-rate gate: the SLO error_rate<=X.
+	maxErrorRate float64
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
@@ -100,6 +105,8 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	o.addFlags(cmd.Flags())
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
+		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
 	return cmd
 }
 
@@ -349,6 +356,11 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	if gate, err := errorRateGate(o.maxErrorRate); err != nil {
+		return withExitCode(2, err)
+	} else if gate != nil {
+		slos = append(slos, *gate)
+	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
@@ -405,6 +417,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	fmt.Fprint(stderr, prefixLines("omnibench: ", report.ErrorSetText(outcome.Summary)))
 	switch {
 	case runErr != nil:
 		return runErr
@@ -412,8 +425,35 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return outErr
 	case metricsErr != nil:
 		return metricsErr
+	case outcome.Summary.NothingMeasured():
+		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
 	}
 	return sloMiss(verdicts)
+}
+
+// errorRateGate is --max-error-rate as the SLO it stands for; nil at 1 (no
+// gate).
+func errorRateGate(limit float64) (*slo.SLO, error) {
+	if math.IsNaN(limit) || limit < 0 || limit > 1 {
+		return nil, fmt.Errorf("--max-error-rate %v: must be a fraction from 0 to 1 (1 = no gate)", limit)
+	}
+	if limit == 1 {
+		return nil, nil
+	}
+	gate, err := slo.ParseFrom("--max-error-rate", "error_rate<="+strconv.FormatFloat(limit, 'g', -1, 64))
+	if err != nil {
+		return nil, err
+	}
+	return &gate, nil
+}
+
+// prefixLines puts prefix before every line of text.
+func prefixLines(prefix, text string) string {
+	if text == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
+	return prefix + strings.Join(lines, prefix) + "\n"
 }
 
 func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {

@@ -1,0 +1,170 @@
+package main
+
+// Tests of run's verdicts: a run that measured nothing exits 1 with its
+// reason, a failure rate above --max-error-rate exits 3, and the error set
+// reaches every report format. Every server is a real loopback server.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/omnibench/omnibench/simulator"
+)
+
+// modelNotFound answers every completion request as vLLM does for a model it
+// does not serve, and lists what it serves on /v1/models.
+func modelNotFound(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"served-model-a","object":"model"},{"id":"served-model-b","object":"model"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"object":"error","message":"The model `+"`nope`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRunNothingMeasuredModelNotFound(t *testing.T) {
+	t.Parallel()
+	srv := modelNotFound(t)
+	dir := t.TempDir()
+	sum, html := filepath.Join(dir, "run.json"), filepath.Join(dir, "run.html")
+	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--model", "nope", "-n", "5", "-c", "2", "--warmup", "0",
+		"--scrape", "off", "--format", "markdown", "--summary", sum, "--html", html)
+	if code != 1 {
+		t.Fatalf("exit %d (%v), want 1: nothing was measured\nstderr:\n%s", code, err, stderr)
+	}
+	stderr += fmt.Sprint(err) // what main prints last
+	for _, want := range []string{"nothing was measured", "5× http_status: HTTP 404: The model `nope` does not exist.", "first req-000000"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// Markdown: the error table, one row.
+	if !strings.Contains(stdout, "### Errors") || !strings.Contains(stdout, "| 5 ") || !strings.Contains(stdout, "The model `nope` does not exist.") {
+		t.Errorf("markdown report has no error set:\n%s", stdout)
+	}
+	// JSON document: the error set and the failure.
+	data, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decodeRunDocument(t, sum, data)
+	if !strings.HasPrefix(doc.Failure, "nothing was measured") || len(doc.Summary.Errors) != 1 {
+		t.Fatalf("document failure %q, errors %+v", doc.Failure, doc.Summary.Errors)
+	}
+	if g := doc.Summary.Errors[0]; g.Count != 5 || g.Status != 404 || g.Class != "http_status" || g.FirstID != "req-000000" {
+		t.Errorf("error group %+v", g)
+	}
+	// HTML: the failure banner comes first.
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	banner := strings.Index(string(page), `class="alert"`)
+	if banner < 0 || banner > strings.Index(string(page), "<h2>Summary</h2>") || !strings.Contains(string(page), "Run failed: nothing was measured") {
+		t.Errorf("HTML report has no failure banner before the summary")
+	}
+}
+
+func TestRunNothingMeasuredConnectionRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, stderr, code, err := execRun(t, "--url", "http://"+addr, "-n", "3", "-c", "1", "--warmup", "0", "--scrape", "off")
+	if code != 1 {
+		t.Fatalf("exit %d (%v), want 1\nstderr:\n%s", code, err, stderr)
+	}
+	stderr += fmt.Sprint(err)
+	if !strings.Contains(stderr, "nothing was measured") || !strings.Contains(stderr, "3× connect:") || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("stderr does not give the reason:\n%s", stderr)
+	}
+}
+
+// failingSimulator serves the simulator's handler, except that it answers
+// chat requests number 0, 1, 2 of every 5 (60%) with a 503 of its own.
+func failingSimulator(t *testing.T) *httptest.Server {
+	t.Helper()
+	sim, err := simulator.New(runSimConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sim.Handler()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/chat/") && (n.Add(1)-1)%5 < 3 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"error":{"message":"overloaded, try again","type":"ServiceUnavailable"}}`)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRunErrorRateAboveMaxExits3(t *testing.T) {
+	t.Parallel()
+	srv := failingSimulator(t)
+	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "-n", "10", "-c", "1", "--warmup", "0", "--scrape", "off", "--format", "json")
+	if code != 3 {
+		t.Fatalf("exit %d (%v), want 3: 60%% failed, above the default --max-error-rate 0.5\nstderr:\n%s", code, err, stderr)
+	}
+	if !strings.Contains(stderr, "SLO MISS error_rate = 0.6") || !strings.Contains(stderr, "6× http_status: HTTP 503: overloaded, try again") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	var doc struct {
+		Summary struct {
+			Requests struct {
+				ErrorRate float64 `json:"error_rate"`
+			} `json:"requests"`
+		} `json:"summary"`
+		SLOs []struct {
+			Pass bool `json:"pass"`
+		} `json:"slos"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, stdout)
+	}
+	if doc.Summary.Requests.ErrorRate != 0.6 || len(doc.SLOs) != 1 || doc.SLOs[0].Pass {
+		t.Errorf("document: error rate %v, slos %+v", doc.Summary.Requests.ErrorRate, doc.SLOs)
+	}
+
+	// The same run passes with the gate raised, and with the gate off.
+	for _, limit := range []string{"0.6", "1"} {
+		if _, stderr, code, err := execRun(t, "--url", srv.URL, "-n", "10", "-c", "1", "--warmup", "0", "--scrape", "off", "--max-error-rate", limit); code != 0 {
+			t.Errorf("--max-error-rate %s: exit %d (%v)\n%s", limit, code, err, stderr)
+		}
+	}
+	// As an SLO figure, a stricter limit.
+	if _, stderr, code, _ := execRun(t, "--url", srv.URL, "-n", "5", "-c", "1", "--warmup", "0", "--scrape", "off", "--max-error-rate", "1", "--slo", "error_rate<=1%"); code != 3 {
+		t.Errorf("--slo error_rate<=1%%: exit %d, want 3\n%s", code, stderr)
+	}
+}
+
+func TestRunMaxErrorRateRejectsBadValues(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"-0.1", "1.5", "NaN", "x"} {
+		if _, stderr, code, err := execRun(t, "--max-error-rate", v, "-n", "1"); code != 2 || !strings.Contains(fmt.Sprint(err), "max-error-rate") {
+			t.Errorf("--max-error-rate %s: exit %d, want 2 naming the flag\n%s", v, code, stderr)
+		}
+	}
+}

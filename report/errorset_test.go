@@ -1,0 +1,59 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
+)
+
+func TestErrorSetTableFitsAndKeepsTheWholeMessage(t *testing.T) {
+	long := "HTTP 502: <html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>"
+	recs := []results.Record{
+		{ID: "req-000000", Seq: 0, ErrorClass: results.ErrHTTPStatus, Status: 502, Error: long},
+		{ID: "req-000001", Seq: 1, ErrorClass: results.ErrIdleTimeout, Error: "no data received for the idle timeout, after 3 events"},
+	}
+	s := summary.Compute(recs, summary.Options{})
+	tbl, ok := ErrorSetTable(s)
+	if !ok || len(tbl.Rows) != 2 {
+		t.Fatalf("table %+v, ok %v", tbl, ok)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, FormatTable, tbl); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "  ") {
+			continue // a note: the footnote with the whole message
+		}
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line of %d columns:\n%s", n, line)
+		}
+	}
+	if !strings.Contains(buf.String(), "[1] "+long) {
+		t.Errorf("the whole message is not in a footnote:\n%s", buf.String())
+	}
+	if !strings.Contains(strings.Join(tbl.Notes, "\n"), "nothing was measured: none of 2 requests completed; top reason: 1× http_status") {
+		t.Errorf("notes %q do not say nothing was measured", tbl.Notes)
+	}
+	if _, ok := ErrorSetTable(summary.Compute([]results.Record{{ID: "a"}}, summary.Options{})); ok {
+		t.Error("an error table for a run without failures")
+	}
+}
+
+func TestRunSectionsBannerOnlyWhenNothingMeasured(t *testing.T) {
+	failed := []results.Record{{ID: "req-000000", ErrorClass: results.ErrConnect, Error: "connection refused"}}
+	secs := RunSections(RunReport{}, failed)
+	if !secs[0].alert || !strings.Contains(secs[0].Notes[0], "connection refused") {
+		t.Errorf("first section %q (alert %v): want the failure banner", secs[0].Title, secs[0].alert)
+	}
+	ok := append(failed, results.Record{ID: "req-000001", Seq: 1, E2ES: 1})
+	for _, sec := range RunSections(RunReport{}, ok) {
+		if sec.alert {
+			t.Errorf("banner %q on a run that measured something", sec.Title)
+		}
+	}
+}
