@@ -16,7 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,6 +77,11 @@ type Config struct {
 	// in-flight requests through it). It must be safe for concurrent use.
 	OnStart func(load.Arrival)
 
+	// Notes are decisions the caller made on the user's behalf (a kind
+	// override that dropped scenario fields, ...): Run writes each to Log
+	// and keeps it in Outcome.Notes for the report.
+	Notes []string
+
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
 	SaveAudioDir string
@@ -121,7 +126,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
 	}
 
-	target := strings.TrimRight(cfg.Target, "/")
+	target, targetNote, err := ParseTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{MetricsURL: cfg.MetricsURL}
+	for _, n := range append(slices.Clone(cfg.Notes), targetNote) {
+		out.note(cfg.Log, n)
+	}
 	simulated := target == ""
 	if simulated {
 		// The simulator outlives an interrupt until the last record is
@@ -135,7 +147,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
 	}
 
-	out := &Outcome{MetricsURL: cfg.MetricsURL}
 	if out.MetricsURL == "" {
 		out.MetricsURL = target + "/metrics"
 	}
@@ -268,6 +279,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	out.Summary = summary.Compute(out.Records, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
+	if !simulated && !out.Interrupted {
+		out.note(cfg.Log, modelHint(ctx, target, cfg.Client.APIKey, out.Records))
+	}
 	out.Summary.Mode = lcfg.Mode()
 
 	switch {

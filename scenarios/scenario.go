@@ -268,3 +268,23 @@ func (l LoadDefaults) validate(bad func(field, format string, args ...any)) {
 		bad("load.warmup", "must be >= 0 (got %d)", l.Warmup)
 	}
 }
+
+// SetKind overrides the scenario's request kind (run --kind). The endpoint
+// follows the new kind, and fields that only the old kind takes are dropped
+// rather than left to fail validation: `--kind speech` on the chat-voice
+// scenario is a speech run, not an error about modalities. It returns one note
+// per dropped field, for stderr.
+func (s *Scenario) SetKind(kind string) (notes []string) {
+	if kind == s.Kind {
+		return nil
+	}
+	if s.Endpoint != "" {
+		notes = append(notes, fmt.Sprintf("--kind %s: the scenario's endpoint %s is for kind %s; using %s", kind, s.Endpoint, s.Kind, DefaultEndpoint(kind)))
+	}
+	s.Kind, s.Endpoint = kind, ""
+	if kind != results.KindChat && len(s.Modalities) > 0 {
+		notes = append(notes, fmt.Sprintf("--kind %s: dropped the scenario's chat-only field modalities [%s]", kind, strings.Join(s.Modalities, ", ")))
+		s.Modalities = nil
+	}
+	return notes
+}

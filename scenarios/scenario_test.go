@@ -329,3 +329,30 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("Clone shares state with the original")
 	}
 }
+
+func TestSetKindDropsChatOnlyFields(t *testing.T) {
+	sc, err := Get("chat-voice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := sc.SetKind(results.KindSpeech)
+	if sc.Kind != results.KindSpeech || sc.Modalities != nil || sc.EndpointPath() != "/v1/audio/speech" {
+		t.Errorf("after SetKind: kind %q, modalities %v, endpoint %q", sc.Kind, sc.Modalities, sc.EndpointPath())
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "dropped the scenario's chat-only field modalities [text, audio]") {
+		t.Errorf("notes %q", notes)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Errorf("chat-voice with --kind speech does not validate: %v", err)
+	}
+	if _, err := sc.Workload(); err != nil {
+		t.Errorf("chat-voice with --kind speech has no workload: %v", err)
+	}
+	if notes := sc.SetKind(results.KindSpeech); notes != nil {
+		t.Errorf("setting the same kind again: notes %q", notes)
+	}
+	sc.Endpoint = "/custom/tts"
+	if notes := sc.SetKind(results.KindChat); len(notes) != 1 || !strings.Contains(notes[0], "endpoint /custom/tts") || sc.Endpoint != "" {
+		t.Errorf("endpoint override: notes %q, endpoint %q", notes, sc.Endpoint)
+	}
+}

@@ -166,10 +166,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err != nil {
 		return cfg, nil, err
 	}
+	if _, _, err := runner.ParseTarget(o.url); err != nil {
+		return cfg, nil, err
+	}
 	sc = sc.Clone()
+	var notes []string
 	if f.Changed("kind") {
-		sc.Kind = o.kind
-		sc.Endpoint = ""
+		notes = sc.SetKind(o.kind)
 	}
 	if f.Changed("model") {
 		sc.Model = o.model
@@ -343,6 +346,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Settle:     o.settle,
 		Version:    version,
 		Flags:      flagsWithoutSecrets(f),
+		Notes:      notes,
 	}
 	return cfg, sc, nil
 }

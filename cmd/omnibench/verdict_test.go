@@ -168,3 +168,51 @@ func TestRunMaxErrorRateRejectsBadValues(t *testing.T) {
 		}
 	}
 }
+
+func TestRunHintModelNotServed(t *testing.T) {
+	t.Parallel()
+	srv := modelNotFound(t)
+	_, stderr, code, _ := execRun(t, "--url", srv.URL, "--model", "nope", "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if want := `hint: the server does not serve model "nope"; GET /v1/models lists "served-model-a", "served-model-b"`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// A base URL ending in /v1 (as OpenAI clients take it) is stripped, with a
+// note; the run then reaches the right paths and the right /metrics.
+func TestRunURLEndingInV1(t *testing.T) {
+	t.Parallel()
+	url := startRunSim(t, runSimConfig(t))
+	stdout, stderr, code, err := execRun(t, "--url", url+"/v1/", "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	if !strings.Contains(stderr, "ends in /v1: using "+url) {
+		t.Errorf("stderr does not say the /v1 was stripped:\n%s", stderr)
+	}
+	doc := decodeRunDocument(t, "stdout", []byte(stdout))
+	if doc.Summary.Requests.Completed != 2 || doc.Server == nil || doc.Server.MetricsURL != url+"/metrics" || doc.Server.After == nil {
+		t.Errorf("completed %d, server %+v: want both requests and /metrics at the root", doc.Summary.Requests.Completed, doc.Server)
+	}
+}
+
+// The default scenario is chat-voice (modalities text, audio); --kind speech
+// must run it as speech, saying what it dropped.
+func TestRunKindSpeechOnDefaultScenario(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code, err := execRun(t, "--kind", "speech", "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0", "--format", "json",
+		"--sim-log-stats=false", "--scrape", "off")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	if !strings.Contains(stderr, "--kind speech: dropped the scenario's chat-only field modalities [text, audio]") {
+		t.Errorf("stderr does not say what --kind dropped:\n%s", stderr)
+	}
+	doc := decodeRunDocument(t, "stdout", []byte(stdout))
+	if doc.Summary.Requests.Completed != 2 || doc.Summary.Requests.WithAudio != 2 || doc.Summary.Requests.ChatWithAudio != 0 {
+		t.Errorf("requests %+v: want two speech responses with audio", doc.Summary.Requests)
+	}
+}
