@@ -142,3 +142,16 @@ func (c Config) warmupWorkers() int {
 	}
 	return n
 }
+
+// StoppedByCount reports whether a run with both bounds (Requests and
+// Duration) ended because it reached Requests before Duration passed, so the
+// caller can say the run was shorter than asked. st is the run's Stats.
+func (c Config) StoppedByCount(st Stats) bool {
+	if c.Requests == 0 || c.Duration == 0 || st.Interrupted || st.Scheduled < c.Requests {
+		return false
+	}
+	// A closed loop checks the time before claiming each request: reaching
+	// the count means the time had not run out. An open-loop schedule holds
+	// Requests arrivals whether or not they fill the duration.
+	return !c.Open() || st.Window < c.Duration
+}

@@ -256,6 +256,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		stopProgress()
 	}
 	out.Load = lstats
+	if lcfg.StoppedByCount(lstats) {
+		out.note(cfg.Log, fmt.Sprintf("the count bound (%d requests) stopped the run after %s, before the duration bound %s",
+			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))
+	}
 	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
 	out.Records = col.records()
 

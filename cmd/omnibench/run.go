@@ -129,8 +129,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.rate, "rate", 0, "open loop: arrivals per second (0 = closed loop)")
 	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
-	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests (default from the scenario, else 20)")
-	f.DurationVarP(&o.duration, "duration", "d", 0, "stop scheduling after this long (whichever of -n and -d comes first)")
+	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests; 0 = no count bound (default from the scenario, else 20; none with -d alone)")
+	f.DurationVarP(&o.duration, "duration", "d", 0, "schedule requests for this long; alone it runs the whole duration, with -n whichever comes first")
 	f.IntVar(&o.warmup, "warmup", -1, "warm-up requests sent first and excluded from the figures (default from the scenario, else 0)")
 	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
 	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
@@ -244,7 +244,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Rate:        o.rate,
 		Arrival:     o.arrival,
 		Burstiness:  o.burstiness,
-		Requests:    pick(o.requests, sc.Load.Requests, 0),
+		Requests:    o.requests,
 		Duration:    o.duration,
 		Warmup:      o.warmup,
 		MaxInflight: o.maxInflight,
@@ -260,13 +260,23 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if lc.Burstiness == 0 {
 		lc.Burstiness = sc.Load.Burstiness
 	}
-	if lc.Duration == 0 {
+	// The bounds: a flag (or a caller's preset default, as ab's) replaces
+	// the scenario's bound of the same kind; -d alone runs for the whole
+	// duration (the scenario's request count does not cut it short), and
+	// -n 0 is no count bound.
+	if lc.Duration == 0 && !f.Changed("duration") {
 		lc.Duration = sc.Load.Duration
+	}
+	if lc.Requests == 0 && !f.Changed("requests") && !f.Changed("duration") {
+		lc.Requests = sc.Load.Requests
 	}
 	if lc.Warmup < 0 {
 		lc.Warmup = sc.Load.Warmup
 	}
 	if lc.Requests == 0 && lc.Duration == 0 {
+		if f.Changed("requests") {
+			return cfg, nil, fmt.Errorf("--requests 0 is no count bound: give --duration to bound the run")
+		}
 		lc.Requests = 20
 	}
 	if lc.Rate > 0 && lc.Arrival == "" {

@@ -216,3 +216,57 @@ func TestRunKindSpeechOnDefaultScenario(t *testing.T) {
 		t.Errorf("requests %+v: want two speech responses with audio", doc.Summary.Requests)
 	}
 }
+
+// -d without -n runs for the whole duration: chat-voice's 40 requests do not
+// stop it early. The bound is checked on the load generator's own account
+// (a lower bound on elapsed time, never an upper one).
+func TestRunDurationAloneRunsTheWholeDuration(t *testing.T) {
+	t.Parallel()
+	url := startRunSim(t, runSimConfig(t))
+	stdout, stderr, code, err := execRun(t, "--url", url, "-d", "1500ms", "-c", "1", "--warmup", "0", "--scrape", "off", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	doc := decodeRunDocument(t, "stdout", []byte(stdout))
+	if doc.Load.Planned != 0 || doc.Load.ElapsedS < 1.5 || doc.Load.Completed == 0 {
+		t.Errorf("load %+v: want no count bound and at least 1.5 s of load", doc.Load)
+	}
+	if strings.Contains(stderr, "count bound") {
+		t.Errorf("a duration-only run says a count bound stopped it:\n%s", stderr)
+	}
+}
+
+// -n 0 is no count bound: an open loop at a constant 20/s for 1.5 s issues
+// exactly 30 arrivals (offsets 0, 0.05, ..., 1.45 s), not the scenario's 40
+// or the default 20. -n 0 alone has no bound at all and is refused.
+func TestRunRequestsZeroIsNoCountBound(t *testing.T) {
+	t.Parallel()
+	url := startRunSim(t, runSimConfig(t))
+	stdout, stderr, code, err := execRun(t, "--url", url, "-n", "0", "-d", "1500ms", "--rate", "20", "--arrival", "constant",
+		"--warmup", "0", "--scrape", "off", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	if doc := decodeRunDocument(t, "stdout", []byte(stdout)); doc.Load.Scheduled != 30 || doc.Summary.Requests.Total != 30 {
+		t.Errorf("load %+v, requests %+v: want 30 arrivals", doc.Load, doc.Summary.Requests)
+	}
+	if _, _, code, err := execRun(t, "--url", url, "-n", "0"); code != 2 || !strings.Contains(fmt.Sprint(err), "--duration") {
+		t.Errorf("-n 0 without -d: exit %d (%v), want 2 asking for --duration", code, err)
+	}
+}
+
+func TestRunSaysWhenTheCountBoundStopsBeforeTheDuration(t *testing.T) {
+	t.Parallel()
+	url := startRunSim(t, runSimConfig(t))
+	stdout, stderr, code, err := execRun(t, "--url", url, "-n", "3", "-d", "10m", "-c", "1", "--warmup", "0", "--scrape", "off")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	const want = "the count bound (3 requests) stopped the run after"
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "before the duration bound 10m0s") {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if !strings.Contains(stdout, want) {
+		t.Errorf("the report's notes lack %q:\n%s", want, stdout)
+	}
+}
