@@ -13,6 +13,7 @@ import (
 
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/slo"
 )
 
 // Audio formats a scenario can request; the client decodes only these.
@@ -232,9 +233,21 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("thresholds[%d]", i), "must be a positive number of seconds (got %v)", th)
 		}
 	}
-	for i, slo := range s.SLOs {
-		if strings.TrimSpace(slo) == "" {
-			bad(fmt.Sprintf("slos[%d]", i), "empty")
+	for i, expr := range s.SLOs {
+		field := fmt.Sprintf("slos[%d]", i)
+		if strings.TrimSpace(expr) == "" {
+			bad(field, "empty")
+			continue
+		}
+		// The same grammar run evaluates, so the checker refuses what run
+		// would refuse.
+		if _, err := slo.Parse(expr); err != nil {
+			var pe *slo.ParseError
+			if errors.As(err, &pe) {
+				bad(field, "%q: column %d: %s", expr, pe.Column+1, pe.Msg)
+			} else {
+				bad(field, "%q: %v", expr, err)
+			}
 		}
 	}
 	for i, p := range s.Percentiles {

@@ -183,6 +183,10 @@ headers:
   Authorization: Bearer secret
 load:
   rate: -1
+slos:
+  - audio_ttfp_p95<500
+  - e2e_p99<2s
+  - "errors<=1 x"
 `
 	p := writeFile(t, t.TempDir(), "bad.yaml", src)
 	_, err := Load(p)
@@ -196,6 +200,10 @@ load:
 	want := map[string]int{
 		"kind": 2, "pcm_sample_rate": 0, "modalities": 4, "modalities[1]": 6, "prompts.source": 8,
 		"extra_body.stream": 10, "headers.Authorization": 12, "load.rate": 14,
+		"slos[0]": 16, "slos[2]": 18, // what run refuses: a time without its unit, text after the value
+	}
+	if _, ok := got["slos[1]"]; ok {
+		t.Error("a valid SLO is reported")
 	}
 	for f, line := range want {
 		if l, ok := got[f]; !ok || l != line {
@@ -213,13 +221,19 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 		name, yaml string
 		line       int
 		msg        string
+		field      string
 	}{
-		{"type", "name: x\nkind: speech\nload:\n  requests: many\n", 4, "cannot unmarshal"},
-		{"duration int", "name: x\nkind: speech\nload:\n  duration: 30\n", 4, "time.Duration"},
-		{"syntax", "name: x\nkind: a: b\n", 2, "mapping values are not allowed"},
-		{"tab", "name: x\n\tkind: speech\n", 2, "tab character"},
-		{"two documents", validYAML + "---\nname: y\n", 9, "second"},
-		{"empty", "# nothing\n", 0, "empty"},
+		{"type", "name: x\nkind: speech\nload:\n  requests: many\n", 4, "cannot unmarshal", "load.requests"},
+		{"type in a list", "name: x\nkind: speech\nthresholds:\n  - 0.1\n  - abc\n", 5, "cannot unmarshal", "thresholds[1]"},
+		{"type of a mapping", "name: x\nkind: speech\nmodel: [a, b]\n", 3, "cannot unmarshal !!seq into string", "model"},
+		{"fraction in an integer", "name: x\nkind: speech\nload:\n  concurrency: 2\n  requests: 4.5\n", 5, "must be a whole number (got 4.5)", "load.requests"},
+		{"unclosed flow list", "name: x\nkind: chat\nmodalities: [text, audio\nload:\n  requests: 3\n", 3, "did not find expected ',' or ']'", ""},
+		{"item in a mapping", "name: x\nkind: chat\nmodel: m\n- y\n", 4, "did not find expected key", ""},
+		{"duration int", "name: x\nkind: speech\nload:\n  duration: 30\n", 4, "time.Duration", "load.duration"},
+		{"syntax", "name: x\nkind: a: b\n", 2, "mapping values are not allowed", ""},
+		{"tab", "name: x\n\tkind: speech\n", 2, "tab character", ""},
+		{"two documents", validYAML + "---\nname: y\n", 9, "second", ""},
+		{"empty", "# nothing\n", 0, "empty", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,8 +243,8 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			pe := positions(t, err)[0]
-			if pe.Line != tt.line || !strings.Contains(pe.Msg, tt.msg) || pe.File != p {
-				t.Errorf("got %+v, want line %d and %q", pe, tt.line, tt.msg)
+			if pe.Line != tt.line || !strings.Contains(pe.Msg, tt.msg) || pe.File != p || pe.Field != tt.field {
+				t.Errorf("got %+v, want line %d, field %q and %q", pe, tt.line, tt.field, tt.msg)
 			}
 			t.Log(err)
 		})

@@ -377,3 +377,15 @@ func BenchKeys(m map[string]float64) []string {
 func (c Continuity) String() string {
 	return fmt.Sprintf("%s ms: %d/%d", c.ThresholdMS, c.OK, c.Of)
 }
+
+// CheckPercentiles refuses percentiles outside (0, 100]: p0 is the minimum,
+// reported already, and anything else is not a percentile. flag names the
+// option in the error ("--percentiles").
+func CheckPercentiles(flag string, ps []float64) error {
+	for _, p := range ps {
+		if !(p > 0 && p <= 100) {
+			return fmt.Errorf("%s: percentile %v is outside (0, 100]", flag, p)
+		}
+	}
+	return nil
+}

@@ -298,7 +298,7 @@ func redactABFlags(flags map[string]string) {
 func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	cfg, err := o.config(cmd.Flags())
 	if err != nil {
-		return err
+		return withExitCode(2, err)
 	}
 	stderr := cmd.ErrOrStderr()
 	cfg.Run.Log = stderr

@@ -47,6 +47,9 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			if err != nil {
 				return withExitCode(2, err)
 			}
+			if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+				return withExitCode(2, err)
+			}
 			var goodput []summary.Goodput
 			if o.goodput != "" {
 				if goodput, err = summary.ParseGoodput(o.goodput); err != nil {

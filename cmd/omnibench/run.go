@@ -297,6 +297,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err != nil {
 		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
 	}
+	if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+		return cfg, nil, err
+	}
 	percentiles := o.percentiles
 	if len(percentiles) == 0 {
 		percentiles = sc.Percentiles
