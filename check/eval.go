@@ -133,6 +133,12 @@ func Evaluate(in Input, rules []Rule) *Report {
 	return rep
 }
 
+// DetectStats tells from one scrape whether the server runs with stats on,
+// the way `check --stats auto` does (an upstream vllm:* family, or a
+// pipeline family with data), and says how it knew. `ab --log-stats`
+// verifies its arms with it.
+func DetectStats(fs scrape.Families) (on bool, how string) { return resolveStats(StatsAuto, fs) }
+
 // resolveStats decides the stats setting, saying how.
 func resolveStats(mode StatsMode, fs scrape.Families) (bool, string) {
 	switch mode {

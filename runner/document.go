@@ -82,6 +82,9 @@ func (o *Outcome) Document() *Document {
 	}
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
+		if o.StatsOff && sd.Note == "" {
+			sd.Note = statsOffNote
+		}
 		if o.Delta != nil {
 			var buf bytes.Buffer
 			if err := o.Delta.WriteJSON(&buf, scrape.TableOptions{}); err == nil {

@@ -101,6 +101,9 @@ type Outcome struct {
 	ScrapeNote string // why there was no scrape, when there was none
 
 	Interrupted bool
+	// StatsOff is set when the server's /metrics shows its stats are off:
+	// the server-vs-client comparison is left out (a note says why).
+	StatsOff bool
 	// Notes are what the run found worth saying beside its figures (a
 	// count bound that stopped it before --duration, hints about the
 	// target); the runner also writes each to Config.Log.
@@ -281,6 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
+	out.checkServerStats(cfg.Log)
 	out.Summary = summary.Compute(out.Records, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
 	if !simulated && !out.Interrupted {

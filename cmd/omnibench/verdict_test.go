@@ -270,3 +270,32 @@ func TestRunSaysWhenTheCountBoundStopsBeforeTheDuration(t *testing.T) {
 		t.Errorf("the report's notes lack %q:\n%s", want, stdout)
 	}
 }
+
+// Against a server with stats off the run says so once instead of setting
+// the server's zeros beside the client's figures; with stats on it compares.
+func TestRunAgainstServerWithStatsOff(t *testing.T) {
+	t.Parallel()
+	off := runSimConfig(t)
+	off.StatsEnabled = false
+	for _, tc := range []struct {
+		name  string
+		cfg   simulator.Config
+		isOff bool
+	}{{"off", off, true}, {"on", runSimConfig(t), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := startRunSim(t, tc.cfg)
+			stdout, stderr, code, err := execRun(t, "--url", url, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0")
+			if code != 0 {
+				t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+			}
+			const note = "server stats are off: no server-side figures"
+			if got := strings.Count(stderr, note); got != map[bool]int{true: 1, false: 0}[tc.isOff] {
+				t.Errorf("stderr says %q %d times:\n%s", note, got, stderr)
+			}
+			if tc.isOff == strings.Contains(stdout, "Server vs client") || tc.isOff != strings.Contains(stdout, note) {
+				t.Errorf("report (stats %s):\n%s", tc.name, stdout)
+			}
+		})
+	}
+}
