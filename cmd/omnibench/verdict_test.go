@@ -299,3 +299,19 @@ func TestRunAgainstServerWithStatsOff(t *testing.T) {
 		})
 	}
 }
+
+// A login page or a proxy's page where the stream should be: every request
+// fails, and the reason says it was HTML (the client's Content-Type check).
+func TestRunNothingMeasuredHTMLPage(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body><form>...</form></body></html>\n")
+	}))
+	t.Cleanup(srv.Close)
+	_, stderr, code, err := execRun(t, "--url", srv.URL, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off")
+	reason := fmt.Sprint(err)
+	if code != 1 || !strings.Contains(reason, "nothing was measured") || !strings.Contains(reason, "HTML") {
+		t.Errorf("exit %d, reason %q: want 1, nothing was measured, saying HTML\n%s", code, reason, stderr)
+	}
+}
