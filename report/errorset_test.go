@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -55,5 +56,30 @@ func TestRunSectionsBannerOnlyWhenNothingMeasured(t *testing.T) {
 		if sec.alert {
 			t.Errorf("banner %q on a run that measured something", sec.Title)
 		}
+	}
+}
+
+func TestErrorSetText(t *testing.T) {
+	var recs []results.Record
+	for i := range 8 {
+		recs = append(recs, results.Record{ID: fmt.Sprintf("req-%06d", i), Seq: i, ErrorClass: results.ErrStreamError, Error: fmt.Sprintf("event 1: server error: %d", i%7)})
+	}
+	recs = append(recs, results.Record{ID: "req-000100", Seq: 100, E2ES: 1})
+	s := summary.Compute(recs, summary.Options{})
+	s.SetDropped(3)
+	got := ErrorSetText(s)
+	want := "8 of 9 measured requests failed (error rate 0.8889):\n" +
+		"  2× stream_error: event 1: server error: 0 (first req-000000)\n" +
+		"  1× stream_error: event 1: server error: 1 (first req-000001)\n" +
+		"  1× stream_error: event 1: server error: 2 (first req-000002)\n" +
+		"  1× stream_error: event 1: server error: 3 (first req-000003)\n" +
+		"  1× stream_error: event 1: server error: 4 (first req-000004)\n" +
+		"  ... 2 more kinds of failure in the report's error table\n" +
+		"3 open-loop arrivals dropped by --max-inflight, never sent (drop rate 0.2500)\n"
+	if got != want {
+		t.Errorf("ErrorSetText:\n%s\nwant:\n%s", got, want)
+	}
+	if got := ErrorSetText(summary.Compute(recs[8:], summary.Options{})); got != "" {
+		t.Errorf("no failures, no drops: %q", got)
 	}
 }
