@@ -35,7 +35,7 @@ func benchStream(b *testing.B, kind, format string) (*Client, *stream) {
 		b.Fatal(err)
 	}
 	s := c.streams.Get().(*stream)
-	s.reset(&results.Record{}, kind, format, defaultPCMSampleRate, nil)
+	s.reset(&results.Record{}, kind, format, defaultPCMSampleRate, nil, sse.DefaultMaxEventBytes)
 	s.t0 = time.Now()
 	return c, s
 }
@@ -184,7 +184,7 @@ func BenchmarkChatRequest(b *testing.B) {
 	for range b.N {
 		rec := &results.Record{}
 		s := c.streams.Get().(*stream)
-		s.reset(rec, results.KindChat, "wav", defaultPCMSampleRate, nil)
+		s.reset(rec, results.KindChat, "wav", defaultPCMSampleRate, nil, sse.DefaultMaxEventBytes)
 		s.t0 = time.Now()
 		s.body = body{r: bytes.NewReader(resp)}
 		if err := s.consume(&s.body); err != nil {

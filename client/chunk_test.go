@@ -94,6 +94,9 @@ func chatSeeds() []string {
 		`{"u\u017fage":{"prompt_to\u212aens":3}}`,
 		`null`, `{}`, `[]`, `{"choices":[null,1,{"a":[1,2,{"b":true}]}]}`,
 		`{"choices":[{"delta":{"content":null,"audio":null},"finish_reason":null}],"usage":{"prompt_tokens":-0,"completion_tokens":1.5e3}}`,
+		"{\"choices\":[{\"delta\":{\"content\":\"a\x01b\"}}],\"modality\":\"text\"}",
+		"{\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("QUJD", 10) + "\n\"}}],\"modality\":\"audio\"}",
+		"{\"choices\":[{\"delta\":{\"content\":\"caf\xe9\xff\x7f\"}}],\"modality\":\"text\"}",
 	}
 }
 
@@ -217,6 +220,10 @@ func TestDecodeChatChunkErrorsNameOffset(t *testing.T) {
 		{`{"a":-}`, "invalid number"},
 		{`{"a":1.}`, "no digits after '.'"},
 		{`{"a":1e}`, "no exponent digits"},
+		{"{\"modality\":\"au\x01dio\"}", `byte 15: invalid character '\x01' in string literal`},
+		{"{\"a\":\"" + strings.Repeat("QUJD", 100) + "\nQUJD\"}", `byte 406: invalid character '\n' in string literal`},
+		{"{\"a\":\"" + strings.Repeat("x", 30) + "\\n\t\"}", `byte 38: invalid character '\t' in string literal`},
+		{"{\"k\x1fey\":1}", `byte 3: invalid character '\x1f' in string literal`},
 	}
 	for _, tc := range cases {
 		var c chatChunk
@@ -226,6 +233,57 @@ func TestDecodeChatChunkErrorsNameOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONStringsAgreeWithEncodingJSON: raw control characters in a string
+// are refused as encoding/json refuses them, at every position (short and
+// long strings, keys, skipped values); invalid UTF-8 and DEL are accepted
+// and decode to what encoding/json decodes them to.
+func TestJSONStringsAgreeWithEncodingJSON(t *testing.T) {
+	long := strings.Repeat("QUJD", 40)
+	for _, c := range []byte{0x00, 0x01, '\t', '\n', '\r', 0x1f} {
+		for _, in := range []string{
+			`{"choices":[{"delta":{"content":"a` + string(c) + `b"}}],"modality":"text"}`,
+			`{"choices":[{"delta":{"content":"` + long + string(c) + long + `"}}],"modality":"audio"}`,
+			`{"choices":[{"delta":{"content":"` + long + `\/` + string(c) + `"}}],"modality":"audio"}`,
+			`{"id":"` + long[:i8(c)] + string(c) + `","choices":[]}`,
+			`{"x` + string(c) + `":1}`,
+		} {
+			var c chatChunk
+			var ref refChatChunk
+			if json.Unmarshal([]byte(in), &ref) == nil {
+				t.Fatalf("encoding/json accepts %q", in)
+			}
+			if err := decodeChatChunk([]byte(in), &c); err == nil || !strings.Contains(err.Error(), "in string literal") {
+				t.Errorf("%q: error %v, want a control character error", in, err)
+			}
+			var e speechEvent
+			if err := decodeSpeechEvent([]byte(in), &e); err == nil {
+				t.Errorf("speech event %q accepted", in)
+			}
+		}
+	}
+	for _, in := range []string{
+		"{\"choices\":[{\"delta\":{\"content\":\"caf\xe9 \xff\xfe \x7f ok\"}}],\"modality\":\"text\"}",
+		"{\"choices\":[{\"delta\":{\"content\":\"" + long + "\xc3\x28\"}}],\"modality\":\"text\"}",
+	} {
+		var c chatChunk
+		var ref refChatChunk
+		if err := json.Unmarshal([]byte(in), &ref); err != nil {
+			t.Fatalf("encoding/json refuses %q: %v", in, err)
+		}
+		if err := decodeChatChunk([]byte(in), &c); err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		compareChat(t, []byte(in), &c, &ref)
+		if n, _ := c.Content.runeCount(nil); n != len([]rune(ref.Choices[0].Delta.Content)) {
+			t.Errorf("%q: %d characters, encoding/json decodes %d", in, n, len([]rune(ref.Choices[0].Delta.Content)))
+		}
+	}
+}
+
+// i8 varies the length of a short string with the byte, so the control
+// character sits at different offsets of the byte-wise and word-wise scans.
+func i8(c byte) int { return int(c) % 29 }
 
 func TestDecodeChatChunkDeepNesting(t *testing.T) {
 	ok := `{"x":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`
@@ -268,8 +326,9 @@ func FuzzDecodeChatChunk(f *testing.F) {
 		err := decodeChatChunk(in, &c) // must never panic
 		var ref refChatChunk
 		if jerr := json.Unmarshal(in, &ref); jerr != nil {
-			// The one leniency: raw control characters inside strings.
-			if err == nil && !json.Valid(in) && !bytes.ContainsFunc(in, func(r rune) bool { return r < 0x20 }) {
+			// Invalid JSON (raw control characters in strings included)
+			// must fail; valid JSON of unexpected types may pass.
+			if err == nil && !json.Valid(in) {
 				t.Errorf("input %q is invalid JSON (%v) but the decoder accepted it", in, jerr)
 			}
 			return
@@ -335,7 +394,7 @@ func FuzzDecodeSpeechEvent(f *testing.F) {
 		err := decodeSpeechEvent(in, &e)
 		var ref refSpeechEvent
 		if jerr := json.Unmarshal(in, &ref); jerr != nil {
-			if err == nil && !json.Valid(in) && !bytes.ContainsFunc(in, func(r rune) bool { return r < 0x20 }) {
+			if err == nil && !json.Valid(in) {
 				t.Errorf("input %q is invalid JSON (%v) but the decoder accepted it", in, jerr)
 			}
 			return
@@ -404,6 +463,37 @@ func TestDecodeBase64MatchesStdlib(t *testing.T) {
 				}
 				if pos < 0 {
 					break
+				}
+			}
+		}
+	}
+}
+
+// TestIndexControl checks the word-wise scan against a byte loop for every
+// length up to a few words, every position and the bytes around 0x20 and
+// 0x80 where a borrow or high bit could mislead it.
+func TestIndexControl(t *testing.T) {
+	ref := func(b []byte) int {
+		for i, c := range b {
+			if c < 0x20 {
+				return i
+			}
+		}
+		return -1
+	}
+	for n := range 80 {
+		for p := range n {
+			for _, c := range []byte{0x00, 0x01, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0x9f, 0xa0, 0xff} {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[p] = c
+				if got, want := indexControl(b), ref(b); got != want {
+					t.Fatalf("len %d, byte %#x at %d: %d, want %d", n, c, p, got, want)
+				}
+				if n > p+1 {
+					b[p+1] = 0x05 // a later hit must not hide or move the first
+					if got, want := indexControl(b), ref(b); got != want {
+						t.Fatalf("len %d, %#x at %d then 0x05: %d, want %d", n, c, p, got, want)
+					}
 				}
 			}
 		}

@@ -29,9 +29,27 @@
 // measurements taken before the failure stay in the Record. Messages never
 // contain request headers, and the API key is redacted from anything the
 // server echoes back.
+//
+// Only audio counts as audio: a 2xx body must have the kind's Content-Type
+// (audio/* or application/octet-stream for raw speech, text/event-stream
+// for the SSE kinds), a WAV stream's declared data size is honoured, an SSE
+// line or event beyond Options.MaxEventBytes is refused, and JSON is as
+// strict as encoding/json; anything else is results.ErrMalformed (or
+// results.ErrTruncated for WAV data shorter than declared). Redirects are
+// not followed but recorded as results.ErrHTTPStatus with the Location, and
+// a response that is not HTTP at all is malformed.
+//
+// # End of a response
+//
+// A response ends at its end marker ([DONE], speech.audio.done, an error
+// event): e2e is taken there and Do returns. What the server still sends is
+// drained in the background (at most 256 KiB for 2 s) so the connection can
+// be reused; a server that holds the connection open holds neither the
+// caller nor the measurement. Close and WaitDrains end or await the drains.
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -45,6 +63,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/sse"
 )
 
 // Options configures a Client. The zero value of every field has a usable
@@ -72,6 +91,11 @@ type Options struct {
 	// MaxConns bounds connections to the server (idle and in use);
 	// default 1024.
 	MaxConns int
+	// MaxEventBytes caps one SSE line and one event's data (chat and
+	// speech SSE); default sse.DefaultMaxEventBytes (16 MiB). A response
+	// with a larger line or event fails as results.ErrMalformed with the
+	// size seen, instead of being buffered whole.
+	MaxEventBytes int
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -83,6 +107,11 @@ type Client struct {
 	transport  *http.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
+
+	drainTimeout time.Duration // bound of a background drain (tests raise it)
+	drains       sync.WaitGroup
+	closing      context.Context // cancelled by Close: ends the background drains
+	closed       context.CancelFunc
 }
 
 // defaultMaxConns is the connection bound when Options.MaxConns is 0.
@@ -106,6 +135,12 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.Timeout < 0 || opts.IdleTimeout < 0 {
 		return nil, fmt.Errorf("client: negative timeout (timeout %v, idle timeout %v)", opts.Timeout, opts.IdleTimeout)
+	}
+	if opts.MaxEventBytes < 0 {
+		return nil, fmt.Errorf("client: max event bytes is %d, must be >= 0", opts.MaxEventBytes)
+	}
+	if opts.MaxEventBytes == 0 {
+		opts.MaxEventBytes = sse.DefaultMaxEventBytes
 	}
 	if opts.MaxConns < 0 {
 		return nil, fmt.Errorf("client: max connections is %d, must be >= 0", opts.MaxConns)
@@ -155,11 +190,35 @@ func New(opts Options) (*Client, error) {
 		transport:  tr,
 		// No Client.Timeout: it would also cover reading the body and kill
 		// long streams; requests are bounded by context deadlines instead.
-		http: &http.Client{Transport: tr},
+		http:         &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
+		drainTimeout: drainTimeout,
 	}
+	c.closing, c.closed = context.WithCancel(context.Background())
 	c.streams.New = func() any { return new(stream) }
 	return c, nil
 }
 
-// Close closes idle connections. Requests in flight are not affected.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+// refuseRedirect makes http.Client return a redirect as the response: a
+// redirect followed silently would measure another server under the
+// original name, turn the POST into a GET (302) or carry the credentials to
+// another host (307). Do records it as an http_status failure instead.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// WaitDrains waits until the background drains of finished responses have
+// ended (each within 2 s), so that the server has seen every response
+// through before its metrics are read. When ctx is done first it ends them,
+// as Close does. Call it when no request is in flight.
+func (c *Client) WaitDrains(ctx context.Context) {
+	stop := context.AfterFunc(ctx, c.closed)
+	defer stop()
+	c.drains.Wait()
+}
+
+// Close ends the background drains of finished responses (their
+// connections are closed instead of reused) and waits for them, then closes
+// idle connections. Requests in flight are not affected.
+func (c *Client) Close() {
+	c.closed()
+	c.drains.Wait()
+	c.transport.CloseIdleConnections()
+}

@@ -729,6 +729,10 @@ func TestConnectionReuse(t *testing.T) {
 		if i > 0 && rec.ConnectS != 0 {
 			t.Errorf("request %d: connect %v on a reused connection", i, rec.ConnectS)
 		}
+		// The rest of the body is drained in the background; a request
+		// sent before that ends may race it and dial. Wait, so the test
+		// shows that a drained connection is the one reused.
+		c.drains.Wait()
 	}
 	if n := srv.conns.Load(); n != 1 {
 		t.Errorf("server accepted %d connections for 4 sequential requests, want 1", n)

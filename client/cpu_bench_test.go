@@ -126,7 +126,7 @@ func BenchmarkRequestBookkeeping(b *testing.B) {
 			b.Fatal(err)
 		}
 		s := c.streams.Get().(*stream)
-		s.reset(rec, req.Kind, format, defaultPCMSampleRate, nil)
+		s.reset(rec, req.Kind, format, defaultPCMSampleRate, nil, sse.DefaultMaxEventBytes)
 		s.t0 = time.Now()
 		empty.Reset("")
 		if err := s.consume(empty); err == nil { // the pooled SSE reader, reset per request

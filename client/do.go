@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/sse"
 )
 
 // Do sends req and fills rec with everything measured, from the send time
@@ -38,7 +44,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 		rate = defaultPCMSampleRate
 	}
 	s := c.streams.Get().(*stream)
-	s.reset(rec, req.Kind, "", rate, req.AudioOut)
+	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err != nil {
@@ -58,13 +64,29 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	}
 	s.format = format
 
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
+	// The request's context is not derived from parent's cancellation but
+	// linked to it, so that endBody can cut the link when it hands the body
+	// to a background drain: callers cancel a finished request's context
+	// (the load generator does), which must not end the drain.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	unlink := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+	stop := context.CancelFunc(func() {})
 	if c.opts.Timeout > 0 {
-		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, c.opts.Timeout, causeTimeout)
-		defer stop()
 	}
+	// The contexts end with the request, or with the background drain of
+	// its body when endBody hands the body over.
+	release := func() {
+		unlink()
+		stop()
+		cancel(nil)
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			release()
+		}
+	}()
 	s.parent, s.ctx = parent, ctx
 
 	tt := &traceTimes{}
@@ -102,44 +124,99 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		if f := s.ctxFailure(); f != nil {
 			return f
 		}
+		if tt.firstByte.Load() > 0 {
+			// The server answered, but not with HTTP: a garbage status
+			// line or header block. The transport quotes what came,
+			// which may be long, so the message is clipped.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // "Post URL: " says nothing here
+			}
+			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(err.Error()))
+		}
 		return fail(results.ErrConnect, "%w", err)
 	}
-	defer resp.Body.Close()
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.body = body{r: resp.Body, wd: wd}
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 || strings.HasPrefix(s.contentType, "application/json") {
-		msg, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
-		s.rec.E2ES = time.Since(s.t0).Seconds()
-		if rerr == nil {
-			drain(resp.Body, cancel)
-		}
-		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-			// A JSON document instead of a stream: the server ignored the
-			// streaming request or reported an error with a 2xx status.
-			return fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
-		}
-		return fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
-	}
-
-	err = s.consume(&s.body)
+	reuse, err := s.readResponse(resp)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
-	switch classOf(err) {
-	case "", results.ErrStreamError, results.ErrMalformed:
-		// The connection is healthy: read what is left (a [DONE] after an
-		// error, the end of the chunked body) so it can be reused.
-		drain(resp.Body, cancel)
-	}
+	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
 }
 
-// drain reads what is left of a body, bounded in size and time, so that
-// the transport can reuse the connection.
-func drain(r io.Reader, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(drainTimeout, func() { cancel(causeDrain) })
-	defer t.Stop()
-	_, _ = io.CopyN(io.Discard, r, maxDrain)
+// readResponse reads the response to its end marker (or to the failure)
+// and reports whether the connection is still sound, so that what is left
+// of the body is worth draining for reuse.
+func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		loc := "no Location"
+		if l := resp.Header.Get("Location"); l != "" {
+			loc = "Location " + redactURL(l)
+		}
+		return true, fail(results.ErrHTTPStatus, "HTTP %d redirect (%s), not followed: the benchmark measures the server it was given", resp.StatusCode, loc)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || strings.HasPrefix(s.contentType, "application/json") {
+		msg, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			// A JSON document instead of a stream: the server ignored the
+			// streaming request or reported an error with a 2xx status.
+			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
+		}
+		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
+	}
+	if got, want := unexpectedType(s.kind, s.contentType); got != "" {
+		// A login page, a proxy's error page or the wrong stream: nothing
+		// in it is audio. Its start goes into the message, so the run's
+		// error set shows what came.
+		head, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
+		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(head))
+	}
+	err = s.consume(&s.body)
+	var limit *sse.LimitError
+	switch classOf(err) {
+	case "", results.ErrStreamError:
+		// The response ended at its marker, or with an error event: what
+		// is left (a [DONE] after an error, the end of the chunked body)
+		// is short, and the connection can be reused.
+		return true, err
+	case results.ErrMalformed:
+		// A bad payload inside sound framing, unless a line or event
+		// overran the cap: then the rest is more of the same.
+		return !errors.As(err, &limit), err
+	}
+	return false, err
+}
+
+// endBody ends a response body whose request was measured. A body already
+// at its end, or not worth reusing, is closed at once (a connection not at
+// the end of its body is closed, not reused), and release ends the request's
+// contexts. Otherwise the rest is drained in the background, bounded in size
+// (maxDrain) and time (drainTimeout), so that a server that keeps the
+// connection open after the end marker holds neither the caller nor its
+// measurement; the drain then closes the body and calls release. It reports
+// whether it handed the body over. The drain is cut from the caller's
+// context (unlink); Close and WaitDrains end it early.
+func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, unlink func() bool, cancel context.CancelCauseFunc, release func()) bool {
+	if atEOF || !reuse {
+		b.Close()
+		release()
+		return false
+	}
+	unlink()
+	c.drains.Add(1)
+	go func() {
+		defer c.drains.Done()
+		// Close ends a drain at once: the connection is not reused then.
+		stopOnClose := context.AfterFunc(c.closing, func() { cancel(causeDrain) })
+		t := time.AfterFunc(c.drainTimeout, func() { cancel(causeDrain) })
+		_, _ = io.CopyN(io.Discard, b, maxDrain)
+		t.Stop()
+		stopOnClose()
+		b.Close()
+		release()
+	}()
+	return true
 }
 
 // traceTimes collects the httptrace times of one request. It is allocated
@@ -279,6 +356,75 @@ func errorBodyMessage(b []byte) string {
 		return "(empty body)"
 	}
 	return clip(string(b))
+}
+
+// redactURL renders a URL a server sent (a redirect's Location) without
+// the credentials it may carry: the user name and password become "xxxxx"
+// (as url.URL.Redacted writes a password), query values too, since signed
+// URLs carry tokens there. The result is clipped like any server text.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, url.QueryEscape(k)+"=xxxxx")
+		}
+		slices.Sort(keys)
+		u.RawQuery = strings.Join(keys, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return clip(u.String())
+}
+
+// unexpectedType checks a 2xx response's Content-Type against what the
+// request kind streams: raw speech is audio (audio/*, including audio/pcm
+// and audio/wav, or application/octet-stream), chat and speech SSE are
+// text/event-stream. It returns "" when the type fits, else a description of
+// what came and of what was expected.
+func unexpectedType(kind, contentType string) (got, want string) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if kind == results.KindSpeech {
+		want = "audio (audio/*, application/octet-stream)"
+		if err == nil && (strings.HasPrefix(mt, "audio/") || mt == "application/octet-stream") {
+			return "", ""
+		}
+	} else {
+		want = "an event stream (text/event-stream)"
+		if err == nil && mt == "text/event-stream" {
+			return "", ""
+		}
+	}
+	switch {
+	case contentType == "":
+		return "no Content-Type", want
+	case err != nil:
+		return fmt.Sprintf("an unparsable Content-Type %q", clip(contentType)), want
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return fmt.Sprintf("an HTML page (Content-Type %q)", clip(contentType)), want
+	case mt == "text/event-stream":
+		return fmt.Sprintf("an SSE body (Content-Type %q)", clip(contentType)), want
+	}
+	return fmt.Sprintf("Content-Type %q", clip(contentType)), want
+}
+
+// bodyStart renders the start of an unexpected body for a message: runs of
+// white space (an HTML page's indentation) are collapsed, then clipped.
+func bodyStart(b []byte) string {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "(empty body)"
+	}
+	return clip(strings.Join(strings.Fields(string(b)), " "))
 }
 
 // clip makes a server-supplied message safe for one line of a record:

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode"
 	"unicode/utf16"
@@ -12,11 +13,12 @@ import (
 // without allocating. encoding/json allocates for every string it decodes,
 // and an audio event is one 5 KB base64 string; the streaming hot path cannot
 // afford that. The scanner validates the structure it walks (brackets,
-// commas, colons, literals, number grammar, escape sequences) so that bad JSON
-// is reported, but it is lenient in one place: raw control characters inside
-// strings are accepted, because checking every byte of a large base64 string
-// would cost more than the rest of the event together (base64 decoding rejects
-// them anyway where it matters).
+// commas, colons, literals, number grammar, escape sequences, raw control
+// characters inside strings) so that bad JSON is reported exactly where
+// encoding/json reports it. Like encoding/json it accepts invalid UTF-8 inside
+// strings and decodes it as U+FFFD. The control-character check reads a long
+// string eight bytes at a time, so a 5 KB base64 string costs a few hundred
+// nanoseconds more.
 //
 // Field semantics mirror encoding/json decoding into a struct, which the fuzz
 // tests check differentially: keys match exactly or case-insensitively with
@@ -184,6 +186,9 @@ func scanString(b []byte, i int) (jsonText, int, error) {
 		if c == '\\' {
 			break
 		}
+		if c < 0x20 {
+			return jsonText{}, 0, controlError(j, c)
+		}
 		high |= c
 	}
 	j := i + 1
@@ -200,6 +205,9 @@ func scanString(b []byte, i int) (jsonText, int, error) {
 		}
 		if n%2 == 0 {
 			raw := b[i+1 : q]
+			if k := indexControl(raw); k >= 0 {
+				return jsonText{}, 0, controlError(i+1+k, raw[k])
+			}
 			if esc || bytes.IndexByte(raw, '\\') >= 0 {
 				if err := checkEscapes(raw, i+1); err != nil {
 					return jsonText{}, 0, err
@@ -213,6 +221,43 @@ func scanString(b []byte, i int) (jsonText, int, error) {
 		esc = true
 		j = q + 1
 	}
+}
+
+// controlError is encoding/json's complaint about a raw control character
+// (U+0000 to U+001F) inside a string, which JSON requires to be escaped.
+func controlError(off int, c byte) error {
+	return syntaxError(off, "invalid character %q in string literal", c)
+}
+
+// indexControl returns the index of the first byte below 0x20 in b, or -1.
+// It tests eight bytes per word: (x - 0x20 in each byte) & ^x has a byte's
+// high bit set exactly when some byte of x is below 0x20 (a borrow only
+// starts at a true hit, so the word test is exact), four words per step.
+// That is about 0.1 ns per byte, a quarter of a byte-by-byte loop.
+func indexControl(b []byte) int {
+	const ones, highs = 0x2020202020202020, 0x8080808080808080
+	i := 0
+	for ; len(b)-i >= 32; i += 32 {
+		w := b[i : i+32 : i+32]
+		x0 := binary.LittleEndian.Uint64(w[0:8])
+		x1 := binary.LittleEndian.Uint64(w[8:16])
+		x2 := binary.LittleEndian.Uint64(w[16:24])
+		x3 := binary.LittleEndian.Uint64(w[24:32])
+		if ((x0-ones)&^x0|(x1-ones)&^x1|(x2-ones)&^x2|(x3-ones)&^x3)&highs != 0 {
+			break
+		}
+	}
+	for ; len(b)-i >= 8; i += 8 {
+		if x := binary.LittleEndian.Uint64(b[i : i+8]); (x-ones)&^x&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkEscapes validates every backslash escape of a string's inside; off is

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/omnibench/omnibench/results"
@@ -63,6 +62,8 @@ type stream struct {
 
 	audioOut io.Writer // receives the PCM of every chunk when the request asks
 
+	maxEvent int // cap on an SSE line and event (Options.MaxEventBytes)
+
 	parent context.Context // the caller's context: cancelled means the run was interrupted
 	ctx    context.Context // the request's context, cancelled with a cause by the client
 
@@ -74,6 +75,8 @@ type stream struct {
 	sawText   bool
 	lastTextS float64
 	wavHeader bool   // raw/SSE speech: the stream's WAV header was parsed
+	wavSize   int64  // data size the WAV header declared; -1 when it does not say (streaming)
+	wavRemain int64  // declared data bytes still to come (wavSize >= 0)
 	hdr       []byte // raw speech: header bytes gathered until it parses
 
 	b64     []byte      // base64 decode buffer
@@ -86,12 +89,13 @@ type stream struct {
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
-func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, audioOut io.Writer) {
+func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, audioOut io.Writer, maxEvent int) {
 	*s = stream{
-		audioOut: audioOut,
-		rec:      rec, kind: kind, format: format,
-		pcm:    wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
-		parent: context.Background(), ctx: context.Background(),
+		rec: rec, kind: kind, format: format,
+		audioOut: audioOut, maxEvent: maxEvent,
+		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
+		wavSize: -1,
+		parent:  context.Background(), ctx: context.Background(),
 		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr,
 	}
 }
@@ -124,6 +128,7 @@ func (s *stream) consume(r io.Reader) error {
 	} else {
 		s.sr.Reset(r) // the pooled reader keeps its 64 KiB buffer
 	}
+	s.sr.SetMaxEventBytes(s.maxEvent)
 	return s.readSSE(s.sr)
 }
 
@@ -173,14 +178,14 @@ func (s *stream) readFailure(err error) error {
 	if f := s.ctxFailure(); f != nil {
 		return f
 	}
-	hint := ""
-	if s.kind != results.KindSpeech && s.contentType != "" && !strings.HasPrefix(s.contentType, "text/event-stream") {
-		hint = fmt.Sprintf(" (response Content-Type %q, not text/event-stream)", s.contentType)
-	}
 	if err == io.EOF {
-		return fail(results.ErrTruncated, "stream ended after %d events without %s%s", s.events, s.endMarker(), hint)
+		return fail(results.ErrTruncated, "stream ended after %d events without %s", s.events, s.endMarker())
 	}
-	return fail(results.ErrTruncated, "reading the response after %d events%s: %w", s.events, hint, err)
+	var limit *sse.LimitError
+	if errors.As(err, &limit) {
+		return fail(results.ErrMalformed, "%w; raise the cap with --max-event-bytes", err)
+	}
+	return fail(results.ErrTruncated, "reading the response after %d events: %w", s.events, err)
 }
 
 // ctxFailure returns the failure that explains a cancelled request context,
@@ -295,6 +300,9 @@ func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error)
 	}
 	switch kind {
 	case speechDone:
+		if err := s.wavComplete(speechDone); err != nil {
+			return false, err
+		}
 		if e.HasInput {
 			s.rec.PromptTokens = int(e.InputTokens)
 		}
@@ -374,9 +382,8 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 	}
 	pcm := data
 	switch {
-	case s.format == "wav" && (s.kind == results.KindChat || isRIFF(data)):
-		// Chat: every event is a complete WAV file. Speech SSE: the first
-		// delta is the bare streaming header, the rest raw PCM.
+	case s.format == "wav" && s.kind == results.KindChat:
+		// Every chat event is a complete WAV file.
 		f, p, err := wav.Decode(data)
 		if err != nil {
 			return fail(results.ErrMalformed, "event %d: %s: bad WAV: %w", s.events, field, err)
@@ -384,8 +391,27 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 		if err := s.setFormat(f); err != nil {
 			return err
 		}
-		s.wavHeader = true
 		pcm = p
+	case s.format == "wav" && isRIFF(data):
+		// Speech SSE: the first delta is the header (the bare streaming
+		// header, or a whole file), later deltas continue its data or
+		// start another file.
+		if s.wavRemain > 0 {
+			return fail(results.ErrTruncated, "event %d: %s: a new WAV header while the previous file still lacked %d of the %d data bytes it declared", s.events, field, s.wavRemain, s.wavSize)
+		}
+		h, err := wav.ParseHeader(data)
+		if err != nil {
+			return fail(results.ErrMalformed, "event %d: %s: bad WAV: %w", s.events, field, err)
+		}
+		if err := s.startWAV(h); err != nil {
+			return err
+		}
+		pcm = s.wavData(data[h.DataOffset:])
+	case s.format == "wav" && !s.wavHeader:
+		// Taking it as header-less PCM would guess the sample rate.
+		return fail(results.ErrMalformed, "event %d: %s: wav was asked for but the audio has no RIFF header (starts with %q); ask for pcm to measure header-less audio", s.events, field, data[:min(len(data), 4)])
+	case s.format == "wav":
+		pcm = s.wavData(data)
 	case !s.fmtKnown:
 		if err := s.setFormat(s.pcm); err != nil {
 			return err
@@ -396,6 +422,44 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 }
 
 func isRIFF(b []byte) bool { return len(b) >= 4 && string(b[:4]) == "RIFF" }
+
+// startWAV takes the format and the declared data size from the WAV header
+// of a speech response. Streaming headers (sizes 0xFFFFFFFF, or zero
+// placeholders) declare nothing: their data runs to the end.
+func (s *stream) startWAV(h wav.Header) error {
+	if err := s.setFormat(h.Format); err != nil {
+		return err
+	}
+	s.wavHeader = true
+	s.wavSize, s.wavRemain = -1, 0
+	if !h.Streaming && !h.Placeholder {
+		s.wavSize, s.wavRemain = h.DataSize, h.DataSize
+	}
+	return nil
+}
+
+// wavData cuts p to the data the WAV header declared: bytes beyond it (a
+// trailing LIST or other chunk) are not audio.
+func (s *stream) wavData(p []byte) []byte {
+	if s.wavSize < 0 {
+		return p
+	}
+	if int64(len(p)) > s.wavRemain {
+		p = p[:s.wavRemain]
+	}
+	s.wavRemain -= int64(len(p))
+	return p
+}
+
+// wavComplete fails when the response ends before the WAV data its header
+// declared has come; end names where it ended (the end marker or the end of
+// the body).
+func (s *stream) wavComplete(end string) error {
+	if s.wavRemain <= 0 {
+		return nil
+	}
+	return fail(results.ErrTruncated, "the WAV header declares %d data bytes but %s came after %d", s.wavSize, end, s.wavSize-s.wavRemain)
+}
 
 // setFormat records the response's audio format from its first audio
 // chunk and insists that later chunks agree.
@@ -462,6 +526,8 @@ func (s *stream) readRaw(r io.Reader) error {
 				if p, herr = s.rawHeader(p, false); herr != nil {
 					return herr
 				}
+			} else if s.format == "wav" {
+				p = s.wavData(p)
 			} else if !s.fmtKnown {
 				if ferr := s.setFormat(s.pcm); ferr != nil {
 					return ferr
@@ -471,10 +537,11 @@ func (s *stream) readRaw(r io.Reader) error {
 		}
 		if err == io.EOF {
 			if s.format == "wav" && !s.wavHeader && len(s.hdr) > 0 {
-				_, herr := s.rawHeader(nil, true)
-				return herr
+				if _, herr := s.rawHeader(nil, true); herr != nil {
+					return herr
+				}
 			}
-			return nil
+			return s.wavComplete("the end of the body")
 		}
 		if err != nil {
 			return s.readFailure(err)
@@ -504,9 +571,8 @@ func (s *stream) rawHeader(p []byte, atEOF bool) ([]byte, error) {
 		}
 		return nil, nil
 	}
-	if err := s.setFormat(h.Format); err != nil {
+	if err := s.startWAV(h); err != nil {
 		return nil, err
 	}
-	s.wavHeader = true
-	return buf[h.DataOffset:], nil
+	return s.wavData(buf[h.DataOffset:]), nil
 }

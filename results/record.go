@@ -22,8 +22,8 @@ const (
 	ErrStreamError = "stream_error" // an error event inside the stream
 	ErrIdleTimeout = "idle_timeout" // no byte for the idle timeout
 	ErrTimeout     = "timeout"      // the whole-request deadline passed
-	ErrMalformed   = "malformed"    // bad JSON, bad base64 or bad WAV in a payload
-	ErrTruncated   = "truncated"    // the stream ended without [DONE] / speech.audio.done
+	ErrMalformed   = "malformed"    // not audio: bad JSON, base64 or WAV, wrong Content-Type, line/event over the cap, not HTTP
+	ErrTruncated   = "truncated"    // the stream ended without [DONE] / speech.audio.done, or WAV data short of its declared size
 	ErrCancelled   = "cancelled"    // the run was interrupted while the request was in flight
 )
 

@@ -255,6 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
 		stopProgress()
 	}

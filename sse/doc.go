@@ -1,11 +1,14 @@
 // Package sse reads and writes Server-Sent Events (text/event-stream) as
 // used by OpenAI-compatible streaming endpoints.
 //
-// The Reader has no line-length limit: audio servers put a whole base64 WAV
-// file on one "data:" line, and such lines reach hundreds of kilobytes, far
-// beyond the 64 KiB that bufio.Scanner and most SSE libraries accept. It
-// reuses its buffers, so reading an event does not allocate once the
-// buffers have grown to the stream's largest event.
+// The Reader takes long lines: audio servers put a whole base64 WAV file on
+// one "data:" line, and such lines reach hundreds of kilobytes, far beyond
+// the 64 KiB that bufio.Scanner and most SSE libraries accept. It does cap
+// a line and an event's data (DefaultMaxEventBytes, 16 MiB, or
+// SetMaxEventBytes), so a server that never ends a line cannot make it
+// buffer without bound: beyond the cap Next returns a *LimitError with the
+// size seen. It reuses its buffers, so reading an event does not allocate
+// once the buffers have grown to the stream's largest event.
 //
 // Parsing follows the WHATWG HTML "event stream interpretation" rules with
 // three documented deviations that suit a benchmark client:

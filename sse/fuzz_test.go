@@ -12,6 +12,15 @@ import (
 // parsing rules (whole input in memory, line endings normalised first),
 // used as the oracle for FuzzReader.
 func refParse(in string) []ev {
+	out, _ := refParseLimit(in, 0)
+	return out
+}
+
+// refParseLimit is refParse with a cap on a line and on an event's data
+// (0: none): it returns the events before the first line or event over the
+// cap and names what exceeded it ("line" or "event", "" when none did).
+func refParseLimit(in string, max int) ([]ev, string) {
+	bom := strings.HasPrefix(in, "\uFEFF")
 	in = strings.TrimPrefix(in, "\uFEFF")
 	in = strings.ReplaceAll(in, "\r\n", "\n")
 	in = strings.ReplaceAll(in, "\r", "\n")
@@ -25,6 +34,7 @@ func refParse(in string) []ev {
 		out                 []ev
 		typ, id, comment    string
 		data                []string // joined at dispatch: += would be quadratic
+		dataSize            int
 		hasData, hasComment bool
 	)
 	dispatch := func() {
@@ -32,9 +42,16 @@ func refParse(in string) []ev {
 			return
 		}
 		out = append(out, ev{Type: typ, Data: strings.Join(data, "\n"), ID: id, Comment: comment, NoData: !hasData, NoComment: !hasComment})
-		typ, data, hasData, comment, hasComment = "", nil, false, "", false
+		typ, data, dataSize, hasData, comment, hasComment = "", nil, 0, false, "", false
 	}
-	for _, line := range lines {
+	for i, line := range lines {
+		size := len(line)
+		if i == 0 && bom {
+			size += len("\uFEFF") // the cap counts the line as it came
+		}
+		if max > 0 && size > max {
+			return out, "line"
+		}
 		switch {
 		case line == "":
 			dispatch()
@@ -45,6 +62,12 @@ func refParse(in string) []ev {
 			value = strings.TrimPrefix(value, " ")
 			switch name {
 			case "data":
+				if hasData {
+					dataSize++
+				}
+				if dataSize += len(value); max > 0 && dataSize > max {
+					return out, "event"
+				}
 				data = append(data, value)
 				hasData = true
 			case "event":
@@ -57,7 +80,7 @@ func refParse(in string) []ev {
 		}
 	}
 	dispatch() // the documented choice: a pending event at EOF is kept
-	return out
+	return out, ""
 }
 
 func FuzzReader(f *testing.F) {
@@ -145,4 +168,52 @@ func dropLineBreak(r rune) rune {
 		return -1
 	}
 	return r
+}
+
+// FuzzReaderLimit checks the caps against the oracle: with a small cap, the
+// Reader returns exactly the events before the first line or event over it,
+// then a *LimitError naming which, whatever the read and buffer sizes.
+func FuzzReaderLimit(f *testing.F) {
+	seeds := []string{
+		"data: hello\n\n",
+		"data: " + strings.Repeat("x", 40) + "\n\n",
+		"data: 0123456789\ndata: 0123456789\ndata: 0123456789\n\n",
+		strings.Repeat("y", 100),
+		"\uFEFFdata: 12345678\n\n",
+		": " + strings.Repeat("c", 30) + "\r\ndata: a\r\n\r\n",
+		"data: a\n\ndata: " + strings.Repeat("z", 20) + "\n\n",
+	}
+	for i, s := range seeds {
+		f.Add([]byte(s), uint8(i), uint8(16))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, mode, limit uint8) {
+		max := int(limit%64) + 1
+		var src io.Reader = bytes.NewReader(in)
+		if mode&1 != 0 {
+			src = iotest.OneByteReader(src)
+		}
+		r := NewReader(src)
+		if mode&2 != 0 {
+			r = newReaderSize(src, 16)
+		}
+		r.SetMaxEventBytes(max)
+		got, err := readAll(r, len(in)+1)
+		want, what := refParseLimit(string(in), max)
+		if !equalEvents(got, want) {
+			t.Fatalf("input %q, cap %d\n got %+v\nwant %+v (then %q)", in, max, got, want, what)
+		}
+		if what == "" {
+			if err != io.EOF {
+				t.Fatalf("input %q, cap %d: error %v, want io.EOF", in, max, err)
+			}
+			return
+		}
+		le, ok := err.(*LimitError)
+		if !ok || le.What != what || le.Limit != max || le.Size <= int64(max) || le.Offset < 0 || le.Offset > int64(len(in)) {
+			t.Fatalf("input %q, cap %d: error %#v, want a %s LimitError", in, max, err, what)
+		}
+		if _, again := r.Next(); again != err {
+			t.Fatalf("the limit error is not sticky: %v", again)
+		}
+	})
 }

@@ -13,6 +13,18 @@ import (
 // are just assembled in a side buffer.
 const defaultBufferSize = 64 << 10
 
+// DefaultMaxEventBytes is the default cap on one line and on one event's
+// data. An 80 ms audio event is about 5 KB and a whole base64 WAV file of
+// several seconds a few hundred KB, so 16 MiB leaves ample room for real
+// servers while bounding what a server that never sends a line end can make
+// the client hold (a Reader keeps at most about twice the cap: the line being
+// assembled and the event's data).
+const DefaultMaxEventBytes = 16 << 20
+
+// maxRetained bounds the buffers Reset keeps for the next stream, so that a
+// pooled Reader does not hold one huge event's memory for ever.
+const maxRetained = 1 << 20
+
 // maxInternedTypes bounds the per-Reader cache of event type strings.
 const maxInternedTypes = 8
 
@@ -61,33 +73,77 @@ type Reader struct {
 	id         string
 
 	types []string // interned event types, so "event:" lines do not allocate
+
+	eventStart int64 // offset where the event being read started
+	lineStart  int64 // offset where the line being read started
+
+	max int // cap on a line and on an event's data, in bytes
 }
 
-// NewReader returns a Reader that parses the event stream read from r.
-// Lines may be of any length; the caller bounds a stream's size and
-// duration (for example with a request context).
+// LimitError reports a line or an event's data that exceeds the Reader's
+// cap (SetMaxEventBytes). Next returns it, unwrapped, and keeps returning it.
+type LimitError struct {
+	What   string // "line" or "event"
+	Event  int    // number (from 1) of the event being read
+	Offset int64  // byte offset of the stream where the line or event started
+	Size   int64  // bytes of it seen when the Reader gave up (more than Limit)
+	Limit  int
+}
+
+func (e *LimitError) Error() string {
+	if e.What == "line" {
+		return fmt.Sprintf("sse: reading event %d: line starting at byte %d exceeds the limit of %d bytes (%d bytes read without a line end)", e.Event, e.Offset, e.Limit, e.Size)
+	}
+	return fmt.Sprintf("sse: event %d starting at byte %d exceeds the limit of %d bytes (%d bytes of data lines)", e.Event, e.Offset, e.Limit, e.Size)
+}
+
+// NewReader returns a Reader that parses the event stream read from r. A
+// line and an event's data may each be up to DefaultMaxEventBytes long (see
+// SetMaxEventBytes); the caller bounds a stream's size and duration (for
+// example with a request context).
 func NewReader(r io.Reader) *Reader {
 	return newReaderSize(r, defaultBufferSize)
+}
+
+// SetMaxEventBytes sets the cap on one line and on one event's data (the
+// "data:" values joined); n <= 0 restores DefaultMaxEventBytes. Beyond the
+// cap Next returns a *LimitError instead of buffering more. The cap survives
+// Reset.
+func (r *Reader) SetMaxEventBytes(n int) {
+	if n <= 0 {
+		n = DefaultMaxEventBytes
+	}
+	r.max = n
 }
 
 // Reset makes r read a new stream from src, keeping its buffers (and its
 // interned event types), so a client can reuse one Reader per connection
 // or pool them across requests instead of allocating a buffer each time.
+// Buffers grown beyond 1 MiB by an unusually large event are dropped.
 func (r *Reader) Reset(src io.Reader) {
 	r.br.Reset(src)
 	*r = Reader{
 		br:      r.br,
-		long:    r.long[:0],
-		data:    r.data[:0],
-		comment: r.comment[:0],
+		long:    retain(r.long),
+		data:    retain(r.data),
+		comment: retain(r.comment),
 		types:   r.types,
+		max:     r.max,
 	}
+}
+
+// retain empties b for reuse, or drops it when it is too large to keep.
+func retain(b []byte) []byte {
+	if cap(b) > maxRetained {
+		return nil
+	}
+	return b[:0]
 }
 
 // newReaderSize lets tests use tiny buffers to exercise lines that straddle
 // buffer refills.
 func newReaderSize(r io.Reader, size int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, size)}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: DefaultMaxEventBytes}
 }
 
 // Next returns the next event. It returns io.EOF (unwrapped) when the
@@ -108,16 +164,26 @@ func (r *Reader) Next() (Event, error) {
 	r.sawData = false
 	r.typ = ""
 	r.sawComment = false
+	r.eventStart = r.offset
 	for {
 		line, err := r.readLine()
 		if err != nil && err != io.EOF {
+			if _, isLimit := err.(*LimitError); isLimit {
+				r.err = err
+				return Event{}, r.err
+			}
 			r.err = fmt.Errorf("sse: reading event %d at byte %d: %w", r.events+1, r.offset, err)
 			return Event{}, r.err
 		}
 		// At io.EOF a non-empty line is the unterminated last line; it
 		// counts like any other.
 		if err == nil || len(line) > 0 {
-			if r.processLine(line) {
+			dispatch, perr := r.processLine(line)
+			if perr != nil {
+				r.err = perr
+				return Event{}, r.err
+			}
+			if dispatch {
 				return r.dispatch(), nil
 			}
 		}
@@ -153,17 +219,21 @@ func (r *Reader) dispatch() Event {
 }
 
 // processLine applies one line to the event being assembled and reports
-// whether the line dispatches it.
-func (r *Reader) processLine(line []byte) bool {
+// whether the line dispatches it; the error is a *LimitError when the line
+// would grow the event's data beyond the cap.
+func (r *Reader) processLine(line []byte) (bool, error) {
 	if len(line) == 0 {
 		// A blank line ends a block; a block with neither data nor type
 		// (keep-alive comments, a lone "id:") is not an event.
-		return r.pending()
+		if !r.pending() {
+			r.eventStart = r.offset
+		}
+		return r.pending(), nil
 	}
 	if line[0] == ':' {
 		r.comment = append(r.comment[:0], dropSpace(line[1:])...)
 		r.sawComment = true
-		return false
+		return false, nil
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -171,6 +241,13 @@ func (r *Reader) processLine(line []byte) bool {
 	}
 	switch string(name) { // the conversion does not allocate in a switch
 	case "data":
+		sep := 0
+		if r.sawData {
+			sep = 1 // the '\n' that joins data lines
+		}
+		if size := int64(len(r.data)) + int64(sep+len(value)); size > int64(r.max) {
+			return false, &LimitError{What: "event", Event: r.events + 1, Offset: r.eventStart, Size: size, Limit: r.max}
+		}
 		if r.sawData {
 			r.data = append(r.data, '\n')
 		}
@@ -184,7 +261,7 @@ func (r *Reader) processLine(line []byte) bool {
 		}
 	}
 	// "retry" and unknown fields are ignored, as the specification asks.
-	return false
+	return false, nil
 }
 
 // dropSpace removes one leading space, as the SSE specification asks.
@@ -223,8 +300,12 @@ func (r *Reader) intern(b []byte) string {
 // endings it would hold every event back until the buffer filled. For the
 // same reason a '\r' is taken as a terminator at once, and a '\n' that
 // follows it is skipped when the next line starts, never waited for.
+//
+// A line longer than the cap is a *LimitError: the Reader stops reading it as
+// soon as the bytes seen without a terminator exceed the cap.
 func (r *Reader) readLine() ([]byte, error) {
 	r.long = r.long[:0]
+	r.lineStart = r.offset
 	scanned := 0 // leading bytes of the buffered data known to hold no terminator
 	for {
 		buf, _ := r.br.Peek(r.br.Buffered()) // no I/O: only what is buffered
@@ -232,11 +313,15 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.skipLF = false
 			if buf[0] == '\n' {
 				r.discard(1)
+				r.lineStart = r.offset
 				buf = buf[1:]
 			}
 		}
 		if i := indexEOL(buf[scanned:]); i >= 0 {
 			i += scanned
+			if err := r.checkLine(len(r.long) + i); err != nil {
+				return nil, err
+			}
 			r.skipLF = buf[i] == '\r'
 			line := buf[:i]
 			r.discard(i + 1) // line stays valid: Discard does not refill
@@ -247,6 +332,9 @@ func (r *Reader) readLine() ([]byte, error) {
 			return r.trimBOM(line), nil
 		}
 		scanned = len(buf)
+		if err := r.checkLine(len(r.long) + len(buf)); err != nil {
+			return nil, err
+		}
 		if len(buf) == r.br.Size() {
 			// The line is longer than the buffer: move what we have aside
 			// so the buffer can take more.
@@ -259,11 +347,22 @@ func (r *Reader) readLine() ([]byte, error) {
 		// is never copied.
 		if _, err := r.br.Peek(r.br.Buffered() + 1); err != nil {
 			rest, _ := r.br.Peek(r.br.Buffered())
+			if lerr := r.checkLine(len(r.long) + len(rest)); lerr != nil {
+				return nil, lerr
+			}
 			r.long = append(r.long, rest...)
 			r.discard(len(rest))
 			return r.trimBOM(r.long), err
 		}
 	}
+}
+
+// checkLine fails when a line of n bytes (so far) exceeds the cap.
+func (r *Reader) checkLine(n int) error {
+	if n <= r.max {
+		return nil
+	}
+	return &LimitError{What: "line", Event: r.events + 1, Offset: r.lineStart, Size: int64(n), Limit: r.max}
 }
 
 // discard consumes n bytes that are known to be buffered.

@@ -34,6 +34,9 @@ func checkHeader(t *testing.T, b []byte, h Header) {
 	if h.Streaming != (h.DataSize == -1) || h.DataSize < -1 {
 		t.Fatalf("Streaming %v with DataSize %d", h.Streaming, h.DataSize)
 	}
+	if h.Placeholder && h.DataSize > 0 {
+		t.Fatalf("placeholder header with a data size of %d", h.DataSize)
+	}
 	if h.Channels < 1 || h.SampleRate < 1 || h.BitsPerSample < 8 || h.BitsPerSample%8 != 0 || h.BytesPerFrame() < 1 {
 		t.Fatalf("invalid format %+v accepted", h.Format)
 	}
@@ -93,6 +96,23 @@ func FuzzDecode(f *testing.F) {
 		n := int(split) % HeaderSize
 		if _, err := ParseHeader(file[:n]); err == nil {
 			t.Fatalf("%d-byte header prefix parsed", n)
+		}
+
+		// Declared sizes are honoured: a trailing chunk after the data is
+		// not PCM, and a file cut anywhere inside its declared data (the
+		// pad byte aside) fails instead of decoding short.
+		if len(file) <= HeaderSize+len(b) { // not the 4 GiB streaming case
+			withList := append(append([]byte(nil), file...), "LIST\x04\x00\x00\x00INFO"...)
+			withList = setU32(withList, 4, uint32(len(withList)-8)) // the RIFF size covers the LIST
+			if _, pcm, err := Decode(withList); err != nil || !bytes.Equal(pcm, b) {
+				t.Fatalf("file with a trailing LIST chunk: %d bytes, %v; want the %d declared", len(pcm), err, len(b))
+			}
+			if len(b) > 0 {
+				cut := HeaderSize + int(split)%len(b)
+				if _, pcm, err := Decode(file[:cut]); err == nil {
+					t.Fatalf("file cut at byte %d of %d decoded to %d bytes of PCM", cut, len(file), len(pcm))
+				}
+			}
 		}
 	})
 }

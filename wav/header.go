@@ -30,6 +30,12 @@ type Header struct {
 	// size 0 with a RIFF size that ends at the data chunk header) and
 	// bytes follow the header. The PCM then runs to the end of the input.
 	Streaming bool
+	// Placeholder is set when both sizes are a writer's placeholders: data
+	// size 0 with a RIFF size that ends at the data chunk header. With bytes
+	// after the header that makes the header Streaming; a reader of a live
+	// stream whose header arrived alone cannot know yet, and should take
+	// the data as running to the end of the stream too.
+	Placeholder bool
 }
 
 // ParseHeader parses the RIFF/WAVE header at the start of b, walking the
@@ -73,9 +79,10 @@ func ParseHeader(b []byte) (Header, error) {
 				return Header{}, fmt.Errorf("wav: byte %d: fmt chunk missing before data", off)
 			}
 			h.DataOffset = body
+			h.Placeholder = size == 0 && int64(riffSize) <= int64(off)
 			switch {
 			case size == 0xFFFFFFFF || riffSize == 0xFFFFFFFF,
-				size == 0 && int64(riffSize) <= int64(off) && len(b) > body:
+				h.Placeholder && len(b) > body:
 				h.Streaming, h.DataSize = true, -1
 			default:
 				h.DataSize = int64(size)

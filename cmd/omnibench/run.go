@@ -25,6 +25,7 @@ import (
 	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/slo"
+	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -55,6 +56,7 @@ type runOptions struct {
 
 	// client
 	timeout, idleTimeout time.Duration
+	maxEventBytes        int
 	thresholds           []string
 	mode                 string
 	prebuffer            time.Duration
@@ -138,6 +140,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
+	f.IntVar(&o.maxEventBytes, "max-event-bytes", sse.DefaultMaxEventBytes, "cap on one SSE line and one event's data, bytes; a larger one fails the request as malformed")
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
@@ -231,6 +234,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
+		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
 		// only a flag bound to these options is checked here.
@@ -348,6 +352,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			APIKey:         apiKey,
 			Timeout:        o.timeout,
 			IdleTimeout:    o.idleTimeout,
+			MaxEventBytes:  o.maxEventBytes,
 			Thresholds:     thresholds,
 			ContinuityMode: mode,
 			Preroll:        continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
