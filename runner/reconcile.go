@@ -119,6 +119,10 @@ func noAudio(o *Outcome) int {
 	return n
 }
 
+// chatTTFPs and e2es read the send-relative offsets, not Record.Latency, on
+// purpose: the server starts its clock when the request arrives and cannot
+// see the client's scheduling lag, so the comparable client figure is the
+// one measured from the send.
 func chatTTFPs(o *Outcome) []float64 {
 	var xs []float64
 	for i := range o.Records {

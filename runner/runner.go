@@ -373,7 +373,7 @@ func (c *collector) add(r *results.Record) {
 			copy(c.ttfpMS, c.ttfpMS[1:])
 			c.ttfpMS = c.ttfpMS[:progressWindow-1]
 		}
-		c.ttfpMS = append(c.ttfpMS, r.TTFPS*1000)
+		c.ttfpMS = append(c.ttfpMS, r.Latency(r.TTFPS)*1000) // as the report will show it
 	}
 }
 
