@@ -96,6 +96,12 @@ func (c Config) Validate() error {
 	if c.Open() && c.Requests > MaxArrivals {
 		bad("requests %d exceed the open-loop schedule limit of %d", c.Requests, MaxArrivals)
 	}
+	// The schedule refuses this too, but only once the run starts: a
+	// configuration that cannot be scheduled is unusable input.
+	if expected := c.Rate * c.Duration.Seconds(); c.Open() && c.Requests == 0 && expected > MaxArrivals {
+		bad("rate %v/s over %v needs about %.0f arrivals, more than the limit of %d; lower the rate or the duration, or set requests",
+			c.Rate, c.Duration, expected, MaxArrivals)
+	}
 	if c.Warmup < 0 {
 		bad("warmup must be >= 0, got %d", c.Warmup)
 	}

@@ -24,3 +24,16 @@ func TestStoppedByCount(t *testing.T) {
 		}
 	}
 }
+
+// A duration-only open loop too long to schedule is refused by Validate, so
+// run reports it as unusable input before starting.
+func TestValidateRefusesUnschedulableDuration(t *testing.T) {
+	c := Config{Rate: 2e7, Duration: 10 * time.Minute}
+	if err := c.Validate(); err == nil {
+		t.Fatal("rate 2e7/s for 10m: no error")
+	}
+	c.Requests = 100 // a count bound caps the schedule
+	if err := c.Validate(); err != nil {
+		t.Errorf("with requests: %v", err)
+	}
+}

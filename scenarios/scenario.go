@@ -270,6 +270,13 @@ func (l LoadDefaults) validate(bad func(field, format string, args ...any)) {
 	}
 	if !(l.Burstiness >= 0) || math.IsInf(l.Burstiness, 0) {
 		bad("load.burstiness", "must be a finite number >= 0 (got %v)", l.Burstiness)
+	} else if l.Burstiness != 0 && l.Burstiness != 1 && l.Arrival != load.Gamma {
+		// What load.Config.Validate refuses when run applies it.
+		bad("load.burstiness", "%v needs arrival %s (arrival is %q)", l.Burstiness, load.Gamma, l.Arrival)
+	}
+	if expected := l.Rate * l.Duration.Seconds(); l.Rate > 0 && l.Requests == 0 && expected > load.MaxArrivals {
+		bad("load.rate", "%v/s over load.duration %v needs about %.0f arrivals, more than the limit of %d; lower one or set load.requests",
+			l.Rate, l.Duration, expected, load.MaxArrivals)
 	}
 	if l.Requests < 0 {
 		bad("load.requests", "must be >= 0 (got %d)", l.Requests)

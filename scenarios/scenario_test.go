@@ -183,6 +183,7 @@ headers:
   Authorization: Bearer secret
 load:
   rate: -1
+  burstiness: 0.5
 slos:
   - audio_ttfp_p95<500
   - e2e_p99<2s
@@ -200,7 +201,8 @@ slos:
 	want := map[string]int{
 		"kind": 2, "pcm_sample_rate": 0, "modalities": 4, "modalities[1]": 6, "prompts.source": 8,
 		"extra_body.stream": 10, "headers.Authorization": 12, "load.rate": 14,
-		"slos[0]": 16, "slos[2]": 18, // what run refuses: a time without its unit, text after the value
+		"load.burstiness": 15, // needs arrival gamma, as load.Config.Validate says
+		"slos[0]": 17, "slos[2]": 19, // what run refuses: a time without its unit, text after the value
 	}
 	if _, ok := got["slos[1]"]; ok {
 		t.Error("a valid SLO is reported")
@@ -368,5 +370,18 @@ func TestSetKindDropsChatOnlyFields(t *testing.T) {
 	sc.Endpoint = "/custom/tts"
 	if notes := sc.SetKind(results.KindChat); len(notes) != 1 || !strings.Contains(notes[0], "endpoint /custom/tts") || sc.Endpoint != "" {
 		t.Errorf("endpoint override: notes %q, endpoint %q", notes, sc.Endpoint)
+	}
+}
+
+// A duration-only open loop that load cannot schedule is refused by the
+// checker, as run refuses it.
+func TestLoadRefusesUnschedulableLoad(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "big.yaml", "name: x\nkind: chat\nload:\n  rate: 20000000\n  duration: 10m\n")
+	_, err := Load(p)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if pe := positions(t, err)[0]; pe.Field != "load.rate" || pe.Line != 4 || !strings.Contains(pe.Msg, "more than the limit") {
+		t.Errorf("got %+v", pe)
 	}
 }
