@@ -201,8 +201,9 @@ slos:
 	want := map[string]int{
 		"kind": 2, "pcm_sample_rate": 0, "modalities": 4, "modalities[1]": 6, "prompts.source": 8,
 		"extra_body.stream": 10, "headers.Authorization": 12, "load.rate": 14,
-		"load.burstiness": 15, // needs arrival gamma, as load.Config.Validate says
-		"slos[0]": 17, "slos[2]": 19, // what run refuses: a time without its unit, text after the value
+		// What run refuses: burstiness without arrival gamma, a time
+		// without its unit, text after the value.
+		"load.burstiness": 15, "slos[0]": 17, "slos[2]": 19,
 	}
 	if _, ok := got["slos[1]"]; ok {
 		t.Error("a valid SLO is reported")
