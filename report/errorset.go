@@ -89,25 +89,26 @@ func cutRunes(s string, n int) string {
 const stderrErrorRows = 5
 
 // ErrorSetText is the error set for stderr: a count line and the most
-// frequent groups, one per line, then the dropped arrivals beside them; ""
-// when no measured request failed and none was dropped.
-func ErrorSetText(s *summary.Summary) string {
+// frequent groups, one per line, then the dropped arrivals beside them, each
+// line starting with prefix; "" when no measured request failed and none was
+// dropped.
+func ErrorSetText(s *summary.Summary, prefix string) string {
 	if s == nil {
 		return ""
 	}
 	var b strings.Builder
 	if len(s.Errors) > 0 {
-		fmt.Fprintf(&b, "%d of %d measured requests failed (error rate %s):\n", s.Requests.Failed, s.Requests.Total, ff(s.Requests.ErrorRate, 4))
+		fmt.Fprintf(&b, "%s%d of %d measured requests failed (error rate %s):\n", prefix, s.Requests.Failed, s.Requests.Total, ff(s.Requests.ErrorRate, 4))
 		for i, g := range s.Errors {
 			if i == stderrErrorRows {
-				fmt.Fprintf(&b, "  ... %d more kinds of failure in the report's error table\n", len(s.Errors)-i)
+				fmt.Fprintf(&b, "%s  ... %d more kinds of failure in the report's error table\n", prefix, len(s.Errors)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s\n", g)
+			fmt.Fprintf(&b, "%s  %s\n", prefix, g)
 		}
 	}
 	if d := s.Requests.Dropped; d > 0 {
-		fmt.Fprintf(&b, "%d open-loop arrivals dropped by --max-inflight, never sent (drop rate %s)\n", d, ff(s.Requests.DropRate, 4))
+		fmt.Fprintf(&b, "%s%d open-loop arrivals dropped by --max-inflight, never sent (drop rate %s)\n", prefix, d, ff(s.Requests.DropRate, 4))
 	}
 	return b.String()
 }

@@ -67,7 +67,7 @@ func TestErrorSetText(t *testing.T) {
 	recs = append(recs, results.Record{ID: "req-000100", Seq: 100, E2ES: 1})
 	s := summary.Compute(recs, summary.Options{})
 	s.SetDropped(3)
-	got := ErrorSetText(s)
+	got := ErrorSetText(s, "")
 	want := "8 of 9 measured requests failed (error rate 0.8889):\n" +
 		"  2× stream_error: event 1: server error: 0 (first req-000000)\n" +
 		"  1× stream_error: event 1: server error: 1 (first req-000001)\n" +
@@ -79,7 +79,10 @@ func TestErrorSetText(t *testing.T) {
 	if got != want {
 		t.Errorf("ErrorSetText:\n%s\nwant:\n%s", got, want)
 	}
-	if got := ErrorSetText(summary.Compute(recs[8:], summary.Options{})); got != "" {
+	if got := ErrorSetText(s, "omnibench: "); !strings.HasPrefix(got, "omnibench: 8 of 9") || strings.Count(got, "\nomnibench: ") != 7 {
+		t.Errorf("with a prefix:\n%s", got)
+	}
+	if got := ErrorSetText(summary.Compute(recs[8:], summary.Options{}), ""); got != "" {
 		t.Errorf("no failures, no drops: %q", got)
 	}
 }

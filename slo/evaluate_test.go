@@ -327,3 +327,27 @@ func TestEvaluateDropRate(t *testing.T) {
 		t.Errorf("drop_rate with nothing scheduled: %+v, want a no-data miss", r)
 	}
 }
+
+func TestMaxErrorRate(t *testing.T) {
+	gate, ok, err := MaxErrorRate(0.5)
+	if err != nil || !ok || gate.Expr != "error_rate<=0.5" {
+		t.Fatalf("MaxErrorRate(0.5) = %+v, %v, %v", gate, ok, err)
+	}
+	// 3 of 5 failed: 0.6 misses the 0.5 gate; 2 of 5 passes it.
+	s := &summary.Summary{Requests: summary.Requests{Total: 5, Failed: 3, Completed: 2}}
+	if r := Evaluate([]SLO{gate}, s, nil)[0]; r.Pass || !near(r.Observed, 0.6) {
+		t.Errorf("60%% failed: %+v", r)
+	}
+	s.Requests.Failed, s.Requests.Completed = 2, 3
+	if r := Evaluate([]SLO{gate}, s, nil)[0]; !r.Pass {
+		t.Errorf("40%% failed: %+v", r)
+	}
+	if _, ok, err := MaxErrorRate(1); ok || err != nil {
+		t.Errorf("MaxErrorRate(1): ok %v, err %v; want no gate", ok, err)
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, _, err := MaxErrorRate(bad); err == nil {
+			t.Errorf("MaxErrorRate(%v): no error", bad)
+		}
+	}
+}

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -378,10 +376,10 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
-	if gate, err := errorRateGate(o.maxErrorRate); err != nil {
+	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
 		return withExitCode(2, err)
-	} else if gate != nil {
-		slos = append(slos, *gate)
+	} else if ok {
+		slos = append(slos, gate)
 	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
@@ -439,7 +437,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
-	fmt.Fprint(stderr, prefixLines("omnibench: ", report.ErrorSetText(outcome.Summary)))
+	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
 	switch {
 	case runErr != nil:
 		return runErr
@@ -451,31 +449,6 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
 	}
 	return sloMiss(verdicts)
-}
-
-// errorRateGate is --max-error-rate as the SLO it stands for; nil at 1 (no
-// gate).
-func errorRateGate(limit float64) (*slo.SLO, error) {
-	if math.IsNaN(limit) || limit < 0 || limit > 1 {
-		return nil, fmt.Errorf("--max-error-rate %v: must be a fraction from 0 to 1 (1 = no gate)", limit)
-	}
-	if limit == 1 {
-		return nil, nil
-	}
-	gate, err := slo.ParseFrom("--max-error-rate", "error_rate<="+strconv.FormatFloat(limit, 'g', -1, 64))
-	if err != nil {
-		return nil, err
-	}
-	return &gate, nil
-}
-
-// prefixLines puts prefix before every line of text.
-func prefixLines(prefix, text string) string {
-	if text == "" {
-		return ""
-	}
-	lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")
-	return prefix + strings.Join(lines, prefix) + "\n"
 }
 
 func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
