@@ -13,9 +13,6 @@ import (
 	"github.com/omnibench/omnibench/scrape"
 )
 
-// maxDetail bounds how many problems a result lists; the count says the rest.
-const maxDetail = 8
-
 func (ev *evaluator) builtin(r *Rule, base Result) []Result {
 	switch r.Check {
 	case CheckLint:
@@ -28,6 +25,8 @@ func (ev *evaluator) builtin(r *Rule, base Result) []Result {
 		return []Result{ev.integerLabels(r, base)}
 	case CheckStatsGating:
 		return ev.statsGating(r, base)
+	case CheckFormat:
+		return ev.format(r, base)
 	}
 	base.Status, base.Detail = Fail, "unknown check "+r.Check
 	return []Result{base}
@@ -61,14 +60,7 @@ func problems(res Result, checked int, what string, list []string) Result {
 	}
 	res.Status = Fail
 	res.Observed = fmt.Sprintf("%d problems", len(list))
-	shown := list
-	if len(shown) > maxDetail {
-		shown = shown[:maxDetail]
-	}
-	res.Detail = strings.Join(shown, "; ")
-	if len(list) > maxDetail {
-		res.Detail += fmt.Sprintf("; and %d more", len(list)-maxDetail)
-	}
+	res.Problems = list
 	return res
 }
 
@@ -318,7 +310,8 @@ func (ev *evaluator) statsGating(r *Rule, base Result) []Result {
 		b.Observed = fmt.Sprintf("%d", len(up))
 		b.Status = pass(len(up) == 0)
 		if len(up) > 0 {
-			b.Detail = "present: " + truncateList(up)
+			b.Detail = "present (listed below)"
+			b.Problems = up
 		}
 		return []Result{a, b}
 	}
@@ -336,14 +329,8 @@ func (ev *evaluator) statsGating(r *Rule, base Result) []Result {
 	a.Status = pass(len(missing) == 0)
 	a.Detail = "stats " + how
 	if len(missing) > 0 {
-		a.Detail = joinNote(a.Detail, "missing: "+truncateList(missing))
+		a.Detail = joinNote(a.Detail, "missing (listed below)")
+		a.Problems = missing
 	}
 	return []Result{a}
-}
-
-func truncateList(list []string) string {
-	if len(list) <= maxDetail {
-		return strings.Join(list, ", ")
-	}
-	return strings.Join(list[:maxDetail], ", ") + fmt.Sprintf(" and %d more", len(list)-maxDetail)
 }

@@ -58,6 +58,10 @@ type Input struct {
 	// scrape: on when an upstream vllm:* family exists or a pipeline family
 	// has data.
 	Stats StatsMode
+	// Exposition and BeforeExposition are After's and Before's bodies as
+	// received, for the format check (skipped without them). When one has
+	// a ParseErr, only the format check is evaluated.
+	Exposition, BeforeExposition *Exposition
 }
 
 // Status is a rule's outcome.
@@ -82,18 +86,27 @@ type Result struct {
 	Difference string `json:"difference,omitempty"` // observed - expected
 	Tolerance  string `json:"tolerance,omitempty"`
 	Detail     string `json:"detail,omitempty"`
-	Source     string `json:"source,omitempty"`
+	// Problems lists, in full, what a check over many families found.
+	Problems []string `json:"problems,omitempty"`
+	// Line and Token point into the exposition (format rules), when known.
+	Line   int    `json:"line,omitempty"`
+	Token  string `json:"token,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // Report is the outcome of a check.
 type Report struct {
 	Results []Result `json:"results"`
 	// Stats is the stats setting used, and how it was known ("off
-	// (detected: no upstream vllm:* family, no pipeline data)").
+	// (detected: no upstream vllm:* family, no pipeline data)"); "" when
+	// no rule needs it or the exposition did not parse.
 	Stats   string `json:"stats"`
 	Passed  int    `json:"passed"`
 	Failed  int    `json:"failed"`
 	Skipped int    `json:"skipped"`
+	// Notes are remarks every output shows, such as rules that did not
+	// apply to the input.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OK reports whether no rule failed.
@@ -104,6 +117,10 @@ type evaluator struct {
 	in      Input
 	delta   *scrape.Delta
 	statsOn bool
+	// unparsed is why the scrape has no families to check: a body the
+	// parser rejected (only the format check runs then).
+	unparsed error
+	notes    []string
 }
 
 // Evaluate checks the rules against the input. Results keep rule order.
@@ -112,8 +129,16 @@ func Evaluate(in Input, rules []Rule) *Report {
 		in.After = scrape.Families{}
 	}
 	ev := &evaluator{in: in, delta: scrape.Diff(in.Before, in.After)}
+	for _, x := range []*Exposition{in.BeforeExposition, in.Exposition} {
+		if x != nil && x.ParseErr != nil && ev.unparsed == nil {
+			ev.unparsed = fmt.Errorf("%s does not parse", x.Source)
+		}
+	}
 	rep := &Report{}
 	ev.statsOn, rep.Stats = resolveStats(in.Stats, in.After)
+	if ev.unparsed != nil || onlyFormat(rules) {
+		rep.Stats = "" // nothing to tell it from, or no rule that needs it
+	}
 	for i := range rules {
 		for _, res := range ev.rule(&rules[i]) {
 			if res.Source == "" {
@@ -130,6 +155,7 @@ func Evaluate(in Input, rules []Rule) *Report {
 			rep.Results = append(rep.Results, res)
 		}
 	}
+	rep.Notes = ev.notes
 	return rep
 }
 
@@ -217,6 +243,11 @@ func (ev *evaluator) rule(r *Rule) []Result {
 	base := Result{Rule: r.DisplayName()}
 	if r.Family != "" {
 		base.Family = ev.display(r.Family)
+	}
+	if ev.unparsed != nil && r.Check != CheckFormat {
+		base.Status = Skip
+		base.Detail = "not evaluated: " + ev.unparsed.Error() + " (the format rules say where)"
+		return []Result{base}
 	}
 	switch r.kind() {
 	case "check":
@@ -327,12 +358,9 @@ func (ev *evaluator) structure(r *Rule, res Result) Result {
 				if !s.Histogram.InfMissing {
 					res.Observed += ", +Inf"
 				}
-				res.Detail = fmt.Sprintf("series {%s}: %s", s.Key, problem)
 			}
+			res.Problems = append(res.Problems, fmt.Sprintf("series {%s}: %s", s.Key, problem))
 			bad++
-		}
-		if bad > 1 {
-			res.Detail += fmt.Sprintf(" (and %d more series)", bad-1)
 		}
 	}
 	return res

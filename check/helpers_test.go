@@ -109,7 +109,7 @@ func failures(rep *Report) string {
 	var b strings.Builder
 	for _, r := range rep.Results {
 		if r.Status == Fail {
-			b.WriteString(r.Rule + ": expected " + r.Expected + ", observed " + r.Observed + "; " + r.Detail + "\n")
+			b.WriteString(r.Rule + ": expected " + r.Expected + ", observed " + r.Observed + "; " + fullDetail(r) + "\n")
 		}
 	}
 	return b.String()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/report"
 )
@@ -17,20 +19,33 @@ func sampleReport(t *testing.T) *Report {
 	return Evaluate(Input{After: fs}, profileRules(t))
 }
 
-func TestReportTable(t *testing.T) {
+func TestReportText(t *testing.T) {
 	rep := sampleReport(t)
 	var buf bytes.Buffer
-	if err := report.Render(&buf, "table", rep.Table(false)); err != nil {
+	if err := rep.WriteText(&buf, false); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	first := strings.Index(out, "FAIL ")
-	pass := strings.Index(out, "PASS ")
-	if first < 0 || pass < 0 || first > pass {
-		t.Errorf("failures are not listed first:\n%s", out)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if !strings.HasPrefix(out, "FAIL threshold_ms values are integers\n") || strings.Contains(out, "PASS") ||
+		!strings.Contains(out, `threshold_ms="x" is not an integer`) || !strings.Contains(out, "expected  no problems") {
+		t.Errorf("default output lists the failed rule only, with its figures:\n%s", out)
 	}
-	if !strings.Contains(out, "FAIL: ") || !strings.Contains(out, "1 failed") {
-		t.Errorf("no verdict line:\n%s", out)
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, fmt.Sprintf("1 of %d rules failed", len(rep.Results))) {
+		t.Errorf("summary line = %q", last)
+	}
+	buf.Reset()
+	if err := rep.WriteText(&buf, true); err != nil {
+		t.Fatal(err)
+	}
+	verbose := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	if len(verbose) < len(rep.Results) || !strings.Contains(buf.String(), "\nPASS naming conventions: ") {
+		t.Errorf("verbose lists every rule: %d lines for %d rules\n%s", len(verbose), len(rep.Results), buf.String())
+	}
+	for _, l := range append(lines, verbose...) {
+		if n := utf8.RuneCountInString(l); n > TextWidth {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
 	}
 	buf.Reset()
 	if err := report.Render(&buf, "markdown", rep.Table(true)); err != nil {
@@ -38,6 +53,34 @@ func TestReportTable(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "| PASS") || !strings.Contains(buf.String(), "| FAIL") {
 		t.Errorf("failures-only table:\n%s", buf.String())
+	}
+}
+
+// TestProblemsNotTruncated: a check that finds many problems lists each,
+// in the text output and in JSON.
+func TestProblemsNotTruncated(t *testing.T) {
+	text := textExposition(t, metricsCore(t, true))
+	for i := 0; i < 20; i++ {
+		text += fmt.Sprintf("# TYPE vllm:omni_extra_%d_ms counter\nvllm:omni_extra_%d_ms 1\n", i, i)
+	}
+	rep := Evaluate(Input{After: parseText(t, text)}, profileRules(t))
+	r := byRule(rep)["naming conventions"]
+	if r.Status != Fail || len(r.Problems) < 40 {
+		t.Fatalf("naming: %d problems, want >= 40 (two per family)", len(r.Problems))
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "more") || !strings.Contains(buf.String(), "vllm:omni_extra_19_ms") {
+		t.Errorf("JSON truncates the problems")
+	}
+	buf.Reset()
+	if err := rep.WriteText(&buf, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "vllm:omni_extra_19_ms") || strings.Count(buf.String(), "\n     - ") < 40 {
+		t.Errorf("text output does not list every problem:\n%s", buf.String())
 	}
 }
 

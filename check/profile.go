@@ -7,17 +7,23 @@ import (
 	"github.com/omnibench/omnibench/omnimetrics"
 )
 
-// ProfileVLLMOmni is the built-in profile for vLLM-Omni servers.
-const ProfileVLLMOmni = "vllm-omni"
+// Built-in profiles: vllm-omni for vLLM-Omni servers (which includes
+// format), format for the exposition format of any server.
+const (
+	ProfileVLLMOmni = "vllm-omni"
+	ProfileFormat   = "format"
+)
 
 // ProfileNames lists the built-in profiles.
-func ProfileNames() []string { return []string{ProfileVLLMOmni} }
+func ProfileNames() []string { return []string{ProfileVLLMOmni, ProfileFormat} }
 
 // Profile returns the rules of a built-in profile.
 func Profile(name string) ([]Rule, error) {
 	switch name {
 	case ProfileVLLMOmni:
 		return vllmOmniProfile(), nil
+	case ProfileFormat:
+		return []Rule{formatRule(ProfileFormat)}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (built in: %s)", name, strings.Join(ProfileNames(), ", "))
 }
@@ -35,6 +41,11 @@ func framesTolerance() Tolerance { return Tolerance{Rel: 0.01} }
 // clock at emission, the client on arrival times after the network.
 func continuityTolerance() Tolerance { return Tolerance{Abs: 1, Rel: 0.10} }
 
+// formatRule validates the exposition bytes (see package exposition).
+func formatRule(profile string) Rule {
+	return Rule{Name: "format", Check: CheckFormat, Source: "profile " + profile}
+}
+
 // vllmOmniProfile builds the vllm-omni rules from the metric core's family
 // definitions, so names, types, labels and buckets are never restated here.
 func vllmOmniProfile() []Rule {
@@ -45,6 +56,7 @@ func vllmOmniProfile() []Rule {
 		r.Source = src
 		rules = append(rules, r)
 	}
+	add(formatRule(ProfileVLLMOmni))
 	for _, s := range omnimetrics.PipelineFamilies() {
 		add(Rule{Name: s.Name + ": exists", Family: s.Name, Exists: &yes, Optional: newerServersOnly(s.Name)})
 		add(Rule{Name: s.Name + ": type", Family: s.Name, Type: s.Type})

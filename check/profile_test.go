@@ -140,20 +140,20 @@ func TestProfileStatsOffViolations(t *testing.T) {
 	// A pipeline family missing with stats off: absent, not registered.
 	fs := parseText(t, replaceLine(t, off, `vllm:omni_audio_underrun_s\b`, ""))
 	res := byRule(Evaluate(Input{After: fs}, profileRules(t)))
-	if r := res["stats off: pipeline families present and empty"]; r.Status != Fail || !strings.Contains(r.Detail, "vllm:omni_audio_underrun_s: absent") {
+	if r := res["stats off: pipeline families present and empty"]; r.Status != Fail || !strings.Contains(fullDetail(r), "vllm:omni_audio_underrun_s: absent") {
 		t.Errorf("missing family with stats off: %+v", r)
 	}
 	// An upstream family with stats off.
 	fs = parseText(t, off+"# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\n")
 	res = byRule(Evaluate(Input{After: fs, Stats: StatsOff}, profileRules(t)))
-	if r := res["stats off: no upstream vllm:* families"]; r.Status != Fail || !strings.Contains(r.Detail, "vllm:num_requests_running") {
+	if r := res["stats off: no upstream vllm:* families"]; r.Status != Fail || !strings.Contains(fullDetail(r), "vllm:num_requests_running") {
 		t.Errorf("upstream family with stats off: %+v", r)
 	}
 	// Stats declared on, but the upstream families are missing.
 	fs = parseText(t, off)
 	res = byRule(Evaluate(Input{After: fs, Stats: StatsOn}, profileRules(t)))
 	if r := res["stats on: upstream vllm:* stage/replica families present"]; r.Status != Fail ||
-		r.Observed != "0 present" || !strings.Contains(r.Detail, "vllm:num_requests_running") {
+		r.Observed != "0 present" || !strings.Contains(fullDetail(r), "vllm:num_requests_running") {
 		t.Errorf("stats on without upstream families: %+v", r)
 	}
 }

@@ -46,7 +46,8 @@ type Rule struct {
 	Tolerance Tolerance
 
 	// Check names a built-in check: lint, naming, histogram_invariants,
-	// integer_labels, stats_gating. Family, when set, restricts it.
+	// integer_labels, stats_gating, format. Family, when set, restricts it
+	// (except format, which reads the whole exposition).
 	Check       string
 	Label       string // integer_labels: the label whose values must be integers
 	Stats       string // stats_gating: on, off or auto (default auto)
@@ -73,10 +74,13 @@ const (
 	CheckHistogramInvariants = "histogram_invariants"
 	CheckIntegerLabels       = "integer_labels"
 	CheckStatsGating         = "stats_gating"
+	// CheckFormat validates the exposition bytes against the text format
+	// 0.0.4 or OpenMetrics 1.0 (see package exposition).
+	CheckFormat = "format"
 )
 
 func checkNames() []string {
-	return []string{CheckLint, CheckNaming, CheckHistogramInvariants, CheckIntegerLabels, CheckStatsGating}
+	return []string{CheckLint, CheckNaming, CheckHistogramInvariants, CheckIntegerLabels, CheckStatsGating, CheckFormat}
 }
 
 func measureNames() []string {

@@ -144,3 +144,15 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 		bodyLine:    1,
 	}, nil
 }
+
+// Format is the exposition format of the body (FormatText,
+// FormatOpenMetrics or FormatProtobuf), from the Content-Type, else from the
+// body, as Families decodes it.
+func (s *Snapshot) Format() string {
+	kind, _ := detectFormat(s.ContentType, s.Body)
+	return kind
+}
+
+// BodyLine is the number of lines before Body in the file the snapshot was
+// read from (its header line), 0 for a fetched snapshot or a bare file.
+func (s *Snapshot) BodyLine() int { return s.bodyLine }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -25,6 +27,7 @@ type checkOptions struct {
 	format       string
 	junit        string
 	failuresOnly bool
+	verbose      bool
 }
 
 func newCheckCmd() *cobra.Command {
@@ -38,19 +41,36 @@ pair, whose counters and histograms are then compared as increases.
 
 Rules come from built-in profiles (--profile, default vllm-omni unless
 --rules is given; "none" for no profile) and YAML files (--rules, see the
-README for the rule language). The vllm-omni profile checks every pipeline
-family of the design (type, labels, exact buckets), the naming conventions,
-histogram invariants, integer threshold_ms values, stats gating and promlint
-(minus the colon and _s warnings the design mandates).
+README for the rule language). The vllm-omni profile checks the exposition
+format, every pipeline family of the design (type, labels, exact buckets),
+the naming conventions, histogram invariants, integer threshold_ms values,
+stats gating and promlint (minus the colon and _s warnings the design
+mandates).
+
+The format profile (part of vllm-omni) validates the exposition bytes
+against the Prometheus text format 0.0.4 or OpenMetrics 1.0, by the
+Content-Type the server sent (for a file without one: OpenMetrics when it
+ends in "# EOF", else text; --accept text or openmetrics says which).
+Every violation is a failed rule naming the line and the offending token.
+With these rules and --accept auto, a URL is asked for OpenMetrics, so the
+bytes checked are text; a protobuf exposition (--accept proto) gets the
+note that the format rules do not apply.
+
+Output: the failed rules, each with family, line, expected and observed,
+and one summary line ("45 rules, 0 failed"); --verbose lists every rule;
+--format json lists every rule with its full detail.
 
 With --run (the results JSONL of "omnibench run"), rules also compare the
 server's counters with what the client observed: completed requests by
 finish reason, TTFP observations, audio frames, continuous responses and the
 TTFP sum, each within a stated tolerance.
 
-Exit status: 0 every rule passed (or was skipped), 1 a rule failed, 2 unusable
-input (unreadable scrape, rules or run file, bad flags).`,
+Exit status: 0 every rule passed (or was skipped), 1 a rule failed (an
+exposition that does not parse is a failed rule with the format profile),
+2 unusable input (unreadable scrape, not an exposition, rules or run file,
+bad flags).`,
 		Example: `  omnibench check http://localhost:8000/metrics
+  omnibench check --profile format metrics.prom
   omnibench check before.prom after.prom --run run.jsonl --junit check.xml
   omnibench check --rules slo.yaml --profile vllm-omni after.prom --format json
   omnibench check --stats off http://localhost:8000/metrics`,
@@ -73,7 +93,8 @@ input (unreadable scrape, rules or run file, bad flags).`,
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a URL scrape after this long")
 	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown or json")
 	f.StringVar(&o.junit, "junit", "", "also write the results as JUnit XML to this file")
-	f.BoolVar(&o.failuresOnly, "failures", false, "list only failed rules in the table")
+	f.BoolVar(&o.failuresOnly, "failures", false, "list only failed rules in the markdown table (the default text output always does)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "list every rule, passed and skipped ones too")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(checkFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(append(check.ProfileNames(), "none"), cobra.ShellCompDirectiveNoFileComp))
@@ -112,20 +133,23 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 		in.Run = &fig
 	}
 	if len(args) == 2 {
-		if in.Before, err = loadScrape(cmd.Context(), args[0], accept, o.timeout); err != nil {
+		if in.Before, in.BeforeExposition, err = checkScrape(cmd.Context(), args[0], accept, o.timeout, rules); err != nil {
 			return withExitCode(2, err)
 		}
 	}
-	if in.After, err = loadScrape(cmd.Context(), args[len(args)-1], accept, o.timeout); err != nil {
+	if in.After, in.Exposition, err = checkScrape(cmd.Context(), args[len(args)-1], accept, o.timeout, rules); err != nil {
 		return withExitCode(2, err)
 	}
 
 	rep := check.Evaluate(in, rules)
 	out := cmd.OutOrStdout()
-	if o.format == report.FormatJSON {
+	switch o.format {
+	case report.FormatJSON:
 		err = rep.WriteJSON(out)
-	} else {
-		err = report.Render(out, o.format, rep.Table(o.failuresOnly))
+	case report.FormatTable:
+		err = rep.WriteText(out, o.verbose)
+	default:
+		err = report.Render(out, o.format, rep.Table(o.failuresOnly && !o.verbose))
 	}
 	if err != nil {
 		return err
@@ -139,6 +163,37 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 		return withExitCode(1, fmt.Errorf("%d of %d rules failed", rep.Failed, len(rep.Results)))
 	}
 	return nil
+}
+
+// checkScrape loads one scrape and keeps its bytes for the format rules.
+// A body the parser rejects is unusable input, unless the format rules
+// are there to report it (they fail, naming the line).
+func checkScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration, rules []check.Rule) (scrape.Families, *check.Exposition, error) {
+	if accept == scrape.AcceptAuto && hasFormatRule(rules) && isURL(arg) {
+		// The format rules validate the bytes of a text format, and
+		// protobuf (what auto would get first) is not text.
+		accept = scrape.AcceptOpenMetrics
+	}
+	snap, err := loadSnapshot(ctx, arg, accept, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs, err := snap.Families()
+	var pe *scrape.ParseError
+	if err != nil && !(errors.As(err, &pe) && hasFormatRule(rules)) {
+		return nil, nil, err
+	}
+	x := &check.Exposition{Source: snap.Source(), Format: snap.Format(), Body: snap.Body, LineOffset: snap.BodyLine(), ParseErr: err}
+	return fs, x, nil
+}
+
+func hasFormatRule(rules []check.Rule) bool {
+	for _, r := range rules {
+		if r.Check == check.CheckFormat {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRules assembles the rules: the profiles asked for (vllm-omni when

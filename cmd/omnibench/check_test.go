@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -153,7 +155,7 @@ func TestCheckCmd(t *testing.T) {
 	dir := t.TempDir()
 
 	out, _, code, err := runMetricsCmd(t, "check", on.URL+"/metrics")
-	if code != 0 || !strings.Contains(out, "PASS: ") || !strings.Contains(out, "Server stats: on") {
+	if code != 0 || !strings.Contains(out, "rules, 0 failed") || !strings.Contains(out, "server stats on") {
 		t.Fatalf("stats on: code %d, err %v\n%s", code, err, out)
 	}
 	// Declaring the wrong stats setting fails a rule: exit 1.
@@ -222,6 +224,216 @@ func TestCheckCmd(t *testing.T) {
 	} {
 		if _, _, code, err := runMetricsCmd(t, args...); code != 2 {
 			t.Errorf("%v: code %d (%v), want 2", args, code, err)
+		}
+	}
+}
+
+// TestCheckOutputFits: on a healthy simulator, `check` prints one line (the
+// summary) within 100 columns; --verbose lists every rule within 100
+// columns too; JSON lists every rule.
+func TestCheckOutputFits(t *testing.T) {
+	for _, stats := range []bool{true, false} {
+		sim := startCheckSimulator(t, stats)
+		out, _, code, err := runMetricsCmd(t, "check", sim.URL+"/metrics")
+		if code != 0 {
+			t.Fatalf("stats %v: code %d, %v\n%s", stats, code, err, out)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(lines) > 2 || widest(out) > 100 {
+			t.Errorf("stats %v: %d lines, widest %d columns:\n%s", stats, len(lines), widest(out), out)
+		}
+		verbose, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--verbose")
+		listed := 0
+		for _, l := range strings.Split(verbose, "\n") {
+			if strings.HasPrefix(l, "PASS ") || strings.HasPrefix(l, "SKIP ") || strings.HasPrefix(l, "FAIL ") {
+				listed++
+			}
+		}
+		if w := widest(verbose); w > 100 || listed < 100 {
+			t.Errorf("stats %v: --verbose: %d rules listed, widest %d columns", stats, listed, w)
+		}
+		js, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--format", "json")
+		var doc struct {
+			Results []json.RawMessage `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Results) != listed {
+			t.Errorf("stats %v: json lists %d rules (%v), verbose %d", stats, len(doc.Results), err, listed)
+		}
+	}
+}
+
+// TestCheckFormatProfile: `check --profile format FILE` exits 0 on a valid
+// exposition and 1 on an invalid one, naming the file's line and token; a
+// body that does not parse is a failed rule (exit 1), not unusable input.
+func TestCheckFormatProfile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, _, code, err := runMetricsCmd(t, "check", "--profile", "format", "../../check/testdata/format/valid/python-client.om")
+	if code != 0 || !strings.HasPrefix(out, "24 rules, 0 failed") {
+		t.Errorf("valid OpenMetrics: code %d (%v)\n%s", code, err, out)
+	}
+	nan := write("nan.prom", "# TYPE c_total counter\nc_total{a=\"1\"} NaN\n")
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", nan)
+	if code != 1 || !strings.HasPrefix(out, "FAIL format: counter\n") || !strings.Contains(out, `line      2: c_total{a="1"} NaN`) ||
+		!strings.Contains(out, "1 of 19 rules failed") {
+		t.Errorf("NaN counter: code %d\n%s", code, out)
+	}
+	broken := write("broken.prom", "ok 1\nbad{a=\"1\" 2\n")
+	out, _, code, _ = runMetricsCmd(t, "check", broken)
+	if code != 1 || !strings.Contains(out, "FAIL format: parser") || !strings.Contains(out, "FAIL format: syntax") {
+		t.Errorf("unparseable with the vllm-omni profile: code %d\n%s", code, out)
+	}
+	if _, _, code, _ = runMetricsCmd(t, "check", "--profile", "none", "--rules", write("r.yaml", "rules:\n  - family: ok\n    exists: true\n"), broken); code != 2 {
+		t.Errorf("unparseable without format rules: code %d, want 2", code)
+	}
+	// A bare OpenMetrics file that lost its # EOF is text unless --accept says otherwise.
+	om := write("cut.om", "# TYPE g gauge\ng 1\n")
+	if _, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", om); code != 0 {
+		t.Errorf("as text: code %d", code)
+	}
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", "--accept", "openmetrics", om)
+	if code != 1 || !strings.Contains(out, "FAIL format: eof") {
+		t.Errorf("--accept openmetrics: code %d\n%s", code, out)
+	}
+	// Protobuf: not applicable, and said so.
+	sim := startCheckSimulator(t, true)
+	out, _, code, _ = runMetricsCmd(t, "check", "--profile", "format", "--accept", "proto", sim.URL+"/metrics")
+	if code != 0 || !strings.Contains(out, "note: format rules not applicable to the protobuf exposition") {
+		t.Errorf("protobuf: code %d\n%s", code, out)
+	}
+}
+
+func widest(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+// TestScrapeFileFormats: scrape writes text to .prom by default, protobuf
+// only to .pb (picked by the extension or asked for), and refuses a format
+// the extension does not hold.
+func TestScrapeFileFormats(t *testing.T) {
+	sim := startCheckSimulator(t, true)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file   string
+		args   []string
+		code   int
+		format string
+	}{
+		{"a.prom", nil, 0, scrape.FormatText},
+		{"b.pb", nil, 0, scrape.FormatProtobuf},
+		{"c.om", nil, 0, scrape.FormatOpenMetrics},
+		{"d.pb", []string{"--accept", "text"}, 2, ""},
+		{"e.prom", []string{"--accept", "proto"}, 2, ""},
+		{"f.prom", []string{"--accept", "openmetrics"}, 2, ""},
+		{"g.txt", []string{"--accept", "openmetrics"}, 0, scrape.FormatOpenMetrics},
+	} {
+		path := filepath.Join(dir, c.file)
+		_, _, code, err := runMetricsCmd(t, append([]string{"scrape", sim.URL + "/metrics", "-o", path}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%s %v: code %d (%v), want %d", c.file, c.args, code, err, c.code)
+			continue
+		}
+		if c.code != 0 {
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("%s: written although refused", c.file)
+			}
+			continue
+		}
+		snap, err := scrape.ReadSnapshot(path)
+		if err != nil || snap.Format() != c.format {
+			t.Errorf("%s: format %q (%v), want %s", c.file, snap.Format(), err, c.format)
+		}
+	}
+}
+
+// TestScrapeFileReadByPromtool runs `promtool check metrics < file.prom` on
+// what scrape saved from the simulator: promtool must parse it (exit 0, or
+// 3 for its lint warnings on the vllm:omni_ colon names the design
+// mandates), never fail to parse it (exit 1). Without promtool the test is
+// skipped, except in CI ($CI set), where it fails.
+func TestScrapeFileReadByPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not on PATH (CI installs Debian's prometheus package, which has it)")
+		}
+		t.Skip("promtool is not on PATH")
+	}
+	for _, stats := range []bool{true, false} {
+		sim := startCheckSimulator(t, stats)
+		path := filepath.Join(t.TempDir(), "metrics.prom")
+		if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", path); code != 0 {
+			t.Fatalf("scrape: %v", err)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, promtool, "check", "metrics")
+		cmd.Stdin = in
+		out, err := cmd.CombinedOutput()
+		cancel()
+		in.Close()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if (code != 0 && code != 3) || strings.Contains(string(out), "error while linting") || strings.Contains(string(out), "parsing error") {
+			t.Errorf("stats %v: promtool exit %d:\n%s", stats, code, out)
+		}
+		if code == 3 {
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if !strings.Contains(l, "should not contain ':'") && !strings.Contains(l, "abbreviated units") {
+					t.Errorf("stats %v: promtool finds more than the mandated names: %s", stats, l)
+				}
+			}
+		}
+	}
+}
+
+// TestDiffFits: `diff` of two scrapes around real traffic on the simulator
+// (stats on: pipeline and upstream families, long label sets) keeps within
+// 100 columns, with --buckets --all too, and still names every series.
+func TestDiffFits(t *testing.T) {
+	sim := startCheckSimulator(t, true)
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.prom"), filepath.Join(dir, "after.prom")
+	if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", before); code != 0 {
+		t.Fatal(err)
+	}
+	if _, _, code, err := runMetricsCmd(t, "run", "--url", sim.URL, "-n", "3", "-c", "3", "--scrape", "off"); code != 0 {
+		t.Fatalf("run: code %d, %v", code, err)
+	}
+	if _, _, code, err := runMetricsCmd(t, "scrape", sim.URL+"/metrics", "-o", after); code != 0 {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--buckets", "--all"}} {
+		out, _, code, err := runMetricsCmd(t, append([]string{"diff", before, after}, args...)...)
+		if code != 0 {
+			t.Fatalf("diff %v: code %d, %v", args, code, err)
+		}
+		if w := widest(out); w > 100 {
+			t.Errorf("diff %v: widest line %d columns:\n%s", args, w, out)
+		}
+		for _, want := range []string{"every series has model_name=", `vllm:omni_transfer_size_bytes{from_replica="0",from_stage="0",to_replica="0",to_stage="1"}`,
+			"vllm:omni_requests_success_total{finished_reason=\"stop\"}"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("diff %v: no %q in\n%s", args, want, out)
+			}
 		}
 	}
 }

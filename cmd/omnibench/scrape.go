@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,20 +30,26 @@ func newScrapeCmd() *cobra.Command {
 		Short: "Save one scrape of a /metrics endpoint as a snapshot file",
 		Long: `scrape fetches a Prometheus endpoint once and writes a snapshot: a header
 line "# omnibench-snapshot {...}" (URL, Content-Type, fetch time) followed by
-the body exactly as received. For the text format the header is a comment, so
-the file is still a valid exposition; for OpenMetrics and protobuf, drop the
-first line to get the original body. "omnibench diff" and "omnibench check"
-read snapshots (and plain exposition files).
+the body exactly as received. "omnibench diff" and "omnibench check" read
+snapshots (and plain exposition files).
 
-The Accept header asks for protobuf, then OpenMetrics, then text, as a
-Prometheus server does; --accept forces one format. The body is checked
-before it is saved: an HTML page, a JSON document or a malformed exposition
-is an error naming the URL and the line.
+scrape asks for the text format 0.0.4 and writes it to a .prom file: the
+header is a comment there, so "promtool check metrics < file.prom" reads
+the file as it is. Other formats only when asked, each with its extension:
+--accept openmetrics for a .om file, --accept proto for a .pb file (the
+extension of -o picks the format when --accept is not given). OpenMetrics
+forbids comments and protobuf is binary: for those, "tail -n +2" drops the
+header line. --accept auto asks like a Prometheus server (protobuf first).
 
-Exit status: 0 saved, 2 the endpoint could not be scraped or returned no
-valid exposition.`,
+The body is checked before it is saved: an HTML page, a JSON document or a
+malformed exposition is an error naming the URL and the line.
+
+Exit status: 0 saved, 2 the endpoint could not be scraped, returned no valid
+exposition, or sent a format the file's extension does not hold.`,
 		Example: `  omnibench scrape http://localhost:8000/metrics -o before.prom
-  omnibench scrape http://localhost:8000/metrics --accept text --raw > metrics.txt`,
+  promtool check metrics < before.prom
+  omnibench scrape http://localhost:8000/metrics -o before.pb      # protobuf
+  omnibench scrape http://localhost:8000/metrics --raw > metrics.txt`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
 				return withExitCode(2, err)
@@ -50,12 +57,15 @@ valid exposition.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("accept") {
+				o.accept = acceptForFile(o.output)
+			}
 			return runScrape(cmd, o, args[0])
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "", "snapshot file to write (default: stdout)")
-	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+	f.StringVarP(&o.output, "output", "o", "", "snapshot file to write: .prom (text), .om (OpenMetrics) or .pb (protobuf); stdout when not given")
+	f.StringVar(&o.accept, "accept", "text", "exposition format to ask for: text, openmetrics, proto or auto; when not given, the extension of -o decides (.pb proto, .om openmetrics, else text)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the scrape after this long")
 	f.BoolVar(&o.raw, "raw", false, "write the body only, without the snapshot header line")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
@@ -64,6 +74,40 @@ valid exposition.`,
 }
 
 func acceptValues() []string { return []string{"auto", "proto", "openmetrics", "text"} }
+
+// Snapshot file extensions, one per exposition format.
+const (
+	extText        = ".prom"
+	extOpenMetrics = ".om"
+	extProtobuf    = ".pb"
+)
+
+// acceptForFile is the format scrape asks for when writing path without
+// --accept: the one its extension holds, else text.
+func acceptForFile(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case extProtobuf:
+		return "proto"
+	case extOpenMetrics:
+		return "openmetrics"
+	}
+	return "text"
+}
+
+// checkExtension refuses to write a format into a file whose extension
+// says another: .prom is text (what promtool reads), .pb protobuf only.
+func checkExtension(path, format string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	want := map[string]string{scrape.FormatText: extText, scrape.FormatOpenMetrics: extOpenMetrics, scrape.FormatProtobuf: extProtobuf}[format]
+	switch {
+	case ext == want:
+		return nil
+	case ext == extText || ext == extProtobuf || ext == extOpenMetrics || format == scrape.FormatProtobuf:
+		return fmt.Errorf("the server sent a %s exposition, which does not belong in %s: name the file *%s, or ask for the format %s holds (--accept)",
+			format, path, want, ext)
+	}
+	return nil
+}
 
 func runScrape(cmd *cobra.Command, o scrapeOptions, url string) error {
 	accept, err := scrape.ParseAccept(o.accept)
@@ -90,6 +134,9 @@ func runScrape(cmd *cobra.Command, o scrapeOptions, url string) error {
 	}
 	if o.output == "" {
 		return write(cmd.OutOrStdout())
+	}
+	if err := checkExtension(o.output, snap.Format()); err != nil {
+		return withExitCode(2, err)
 	}
 	if o.raw {
 		if err := os.WriteFile(o.output, snap.Body, 0o644); err != nil {
@@ -127,7 +174,9 @@ increase is the after value, as Prometheus increase() assumes. Families are
 matched across the two vLLM-Omni prefixes (vllm_omni:X is vllm:omni_X), and
 Python "_created" companion families are left out.
 
-Only changed series are shown unless --all is given.
+Only changed series are shown unless --all is given. The text output keeps
+within 100 columns: labels every series shares are said once above the
+table, and a long series name gets a line of its own above its figures.
 
 Exit status: 0 printed, 2 a scrape could not be read.`,
 		Example: `  omnibench diff before.prom after.prom
@@ -177,8 +226,11 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 	}
 	d := scrape.Diff(b, a)
 	opts := scrape.TableOptions{All: o.all, Buckets: o.buckets}
-	if o.format == report.FormatJSON {
+	switch o.format {
+	case report.FormatJSON:
 		return d.WriteJSON(cmd.OutOrStdout(), opts)
+	case report.FormatTable:
+		return d.WriteText(cmd.OutOrStdout(), opts, 0)
 	}
 	return report.Render(cmd.OutOrStdout(), o.format, d.Tables(opts)...)
 }
@@ -186,19 +238,43 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 // loadScrape reads one scrape: a URL (http:// or https://) is fetched now,
 // anything else is a snapshot or exposition file.
 func loadScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (scrape.Families, error) {
-	var (
-		snap *scrape.Snapshot
-		err  error
-	)
-	if strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://") {
-		fctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		snap, err = scrape.Fetch(fctx, arg, accept)
-	} else {
-		snap, err = scrape.ReadSnapshot(arg)
-	}
+	snap, err := loadSnapshot(ctx, arg, accept, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return snap.Families()
 }
+
+// loadSnapshot fetches a URL now or reads a snapshot or exposition file.
+// A file that does not say its Content-Type (a bare exposition) is read as
+// the format --accept names, when it names text or openmetrics.
+func loadSnapshot(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (*scrape.Snapshot, error) {
+	if isURL(arg) {
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return scrape.Fetch(fctx, arg, accept)
+	}
+	snap, err := scrape.ReadSnapshot(arg)
+	if err != nil {
+		return nil, err
+	}
+	if snap.ContentType == "" {
+		switch accept {
+		case scrape.AcceptText:
+			snap.ContentType = contentTypeText
+		case scrape.AcceptOpenMetrics:
+			snap.ContentType = contentTypeOpenMetrics
+		}
+	}
+	return snap, nil
+}
+
+func isURL(arg string) bool {
+	return strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://")
+}
+
+// The Content-Types a bare file is read as with --accept text or openmetrics.
+const (
+	contentTypeText        = "text/plain; version=0.0.4; charset=utf-8"
+	contentTypeOpenMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+)
