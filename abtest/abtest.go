@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
@@ -42,6 +43,12 @@ type Config struct {
 	// Stats sets alpha, power, the deciding test and the percentiles of the
 	// per-arm summaries (95 is always added: the report shows p95).
 	Stats stats.Options
+
+	// Gates are regression gates on the compared metrics (Metrics); with
+	// any, B must also not fail more often than A beyond chance (the
+	// failure-rate gate, compare.EvaluateFailures). A failed gate makes Run
+	// return a *compare.RegressionError with the analysed Result.
+	Gates []compare.Gate
 
 	StartupTimeout time.Duration // for a server command to answer /health; 0 means DefaultStartupTimeout
 	StopGrace      time.Duration // between SIGTERM and SIGKILL; 0 means DefaultStopGrace
@@ -193,6 +200,8 @@ type armState struct {
 
 	file *os.File // results JSONL, when Config.OutDir is set
 
+	stats *ArmStats // what the arm's /metrics showed about stats, once observed
+
 	mu        sync.Mutex // guards the fields below (records arrive from request goroutines)
 	writer    *results.Writer
 	records   []results.Record
@@ -232,10 +241,17 @@ func (st *armState) onRecord(next func(*results.Record)) func(*results.Record) {
 // returns ctx's error wrapped, with the records gathered so far analysed
 // and written. Every server Run started has been stopped and reaped when it
 // returns, on every path.
+//
+// Run refuses a verdict (Verdict stays empty) with a *StatsMismatchError
+// when an arm's /metrics does not show the stats it claims, and with an
+// error naming the arm and round when a managed server exits or stops
+// answering during a round. An analysed Result comes with Result.Err: a
+// *compare.RegressionError when a gate failed, ErrArmBroken when the failure
+// rates differ beyond chance, ErrNoSamples when an arm has no sample.
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	cfg, err = cfg.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, &configError{err}
 	}
 	logw := cfg.Run.Log
 	res = &Result{
@@ -322,12 +338,30 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		if rerr != nil {
 			return res, fmt.Errorf("abtest: round %d, arm %s: %w", round+1, st.name, rerr)
 		}
-		if st.srv != nil && st.srv.exited() {
-			return res, fmt.Errorf("abtest: arm %s: the server exited during round %d (%s); its output is in %s%s",
-				st.name, round+1, st.srv.exitState(), st.srv.logPath, st.srv.tail())
+		if err := st.checkAlive(ctx, round); err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				break
+			}
+			return res, err
 		}
+		var snap *scrape.Snapshot
+		var serr error
 		if round == cfg.Rounds-1 {
-			st.measureMetrics(ctx, cfg)
+			snap, serr = st.measureMetrics(ctx, cfg)
+		}
+		if st.spec.Stats != StatsUnclaimed && st.stats == nil {
+			if snap == nil && serr == nil {
+				snap, serr = st.fetchMetrics(ctx, cfg)
+			}
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				break
+			}
+			st.observeStats(snap, serr)
+			if err := verifyStats(arms); err != nil {
+				return res, err
+			}
 		}
 	}
 
@@ -336,7 +370,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		st.res.Records = append([]results.Record(nil), st.records...)
 		st.mu.Unlock()
 	}
-	analyse(res, cfg.Stats)
+	analyse(res, cfg.Stats, cfg.Gates)
 	if res.Interrupted {
 		res.Warnings = append(res.Warnings, "interrupted: the arms are incomplete and may be unbalanced; the figures cover what was measured")
 	}
@@ -351,13 +385,29 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		// the round in flight made of it.
 		return res, fmt.Errorf("abtest: interrupted: %w", ctx.Err())
 	}
+	verdict := res.Err()
+	if re := (*compare.RegressionError)(nil); errors.As(verdict, &re) {
+		return res, verdict // a B that only failed fails its gates: exit 3, not "nothing measured"
+	}
 	for _, a := range []*ArmResult{res.A, res.B} {
 		if a.Used == 0 {
 			return res, fmt.Errorf("abtest: arm %s (%s): %w (%d requests, %d failed%s)", a.Name, a.Label, ErrNoSamples, a.Requests, a.Failed, firstErrorText(a))
 		}
 	}
-	return res, nil
+	return res, verdict
 }
+
+// ErrInvalidConfig is wrapped by the error Run returns for a Config it
+// cannot run (no server, too few requests for the rounds, a bad alpha...).
+var ErrInvalidConfig = errors.New("invalid A/B configuration")
+
+// configError keeps the message of a configuration error and matches
+// ErrInvalidConfig.
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // ErrNoSamples is returned (wrapped) when an arm has no successful measured
 // request, so there is nothing to compare.
@@ -371,7 +421,7 @@ func firstErrorText(a *ArmResult) string {
 }
 
 func newArmState(name string, spec Arm) *armState {
-	ar := &ArmResult{Name: name, Label: spec.label(), Kind: spec.kind()}
+	ar := &ArmResult{Name: name, Label: spec.label(), Kind: spec.kind(), StatsClaim: spec.Stats.String()}
 	if len(spec.Cmd) > 0 {
 		ar.Command = RedactArgs(spec.Cmd)
 	}
@@ -540,17 +590,51 @@ func (st *armState) writeError() error {
 	return st.writeErr
 }
 
+// checkAlive fails when the arm's managed server exited during the round
+// or no longer answers GET /health: the round's failures are then the
+// server's breakdown, not a property of the arm to compare.
+func (st *armState) checkAlive(ctx context.Context, round int) error {
+	if st.srv == nil {
+		return nil
+	}
+	exited := func() error {
+		return fmt.Errorf("abtest: arm %s: the server exited during round %d (%s); its output is in %s%s",
+			st.name, round+1, st.srv.exitState(), st.srv.logPath, st.srv.tail())
+	}
+	if st.srv.exited() {
+		return exited()
+	}
+	if err := st.srv.answers(ctx); err != nil {
+		// A server that just died refuses connections before its exit is
+		// reaped: give the reaper a moment, so the error says what happened.
+		t := time.NewTimer(exitReapWait)
+		defer t.Stop()
+		select {
+		case <-st.srv.done:
+			return exited()
+		case <-t.C:
+		}
+		return fmt.Errorf("abtest: arm %s: the server stopped answering during round %d (GET %s/health: %w); its output is in %s%s",
+			st.name, round+1, redactURL(st.url), err, st.srv.logPath, st.srv.tail())
+	}
+	return nil
+}
+
+// exitReapWait bounds the wait for a server's exit to be reaped once it no
+// longer answers.
+const exitReapWait = time.Second
+
 // measureMetrics scrapes the arm's /metrics in the text format (the format
 // whose lines the design document counts) and measures it. A failure is
 // recorded in the result, not fatal: the latency comparison stands alone.
-func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
-	metricsURL := st.url + "/metrics"
-	size := &MetricsSize{URL: redactURL(metricsURL)}
+// It returns the snapshot (nil when the fetch failed) and the fetch error.
+func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
+	size := &MetricsSize{URL: redactURL(st.url + "/metrics")}
 	st.res.Metrics = size
-	snap, err := scrape.FetchSettled(ctx, metricsURL, scrape.AcceptText, cfg.Run.Settle)
+	snap, err := st.fetchMetrics(ctx, cfg)
 	if err != nil {
 		size.Error = err.Error()
-		return
+		return nil, err
 	}
 	if err := size.measure(snap); err != nil {
 		size.Error = err.Error()
@@ -559,10 +643,17 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) {
 		path := filepath.Join(cfg.OutDir, metricsFile(st.name))
 		if err := snap.WriteFile(path); err != nil {
 			size.Error = fmt.Sprintf("saving the snapshot: %v", err)
-			return
+			return snap, nil
 		}
 		size.Snapshot = path
 	}
+	return snap, nil
+}
+
+// fetchMetrics scrapes the arm's /metrics in the text format after the
+// settle wait: the one scrape of abtest, for the size and the stats check.
+func (st *armState) fetchMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
+	return scrape.FetchSettled(ctx, st.url+"/metrics", scrape.AcceptText, cfg.Run.Settle)
 }
 
 // close stops the arm's servers and closes its results file.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,14 +12,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/client"
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -90,7 +94,7 @@ func TestAnalyseHandComputed(t *testing.T) {
 	a.Records = append(a.Records, results.Record{Seq: 9, Warmup: true, E2ES: 100})
 	b.Records = append(b.Records, results.Record{Seq: 9, E2ES: 100, ErrorClass: results.ErrConnect, Error: "refused"})
 	res := &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
-	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8, Percentiles: []float64{50, 95}})
+	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8, Percentiles: []float64{50, 95}}, nil)
 
 	if a.Used != 5 || a.Warmup != 1 || b.Used != 5 || b.Failed != 1 || b.Requests != 6 || b.FirstError != "connect: refused" {
 		t.Errorf("counts: A used %d warm-up %d; B used %d failed %d requests %d first error %q", a.Used, a.Warmup, b.Used, b.Failed, b.Requests, b.FirstError)
@@ -131,7 +135,7 @@ func TestAnalyseHandComputed(t *testing.T) {
 		b.Records[i].E2ES = a.Records[i].E2ES + 0.5
 	}
 	res = &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
-	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8})
+	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8}, nil)
 	near("p", res.Metrics[0].Comparison.Welch.P, 0.6305, 1e-4)
 	if res.Significant || res.Verdict != "no significant difference at alpha 0.05 (e2e)" {
 		t.Errorf("verdict %q (significant %v)", res.Verdict, res.Significant)
@@ -153,7 +157,7 @@ func TestAnalyseAudioMetrics(t *testing.T) {
 		b.Records = append(b.Records, mk(results.KindSpeech, i, 1+f, 0.1+f/100, 9, 0.5+f/10))
 	}
 	res := &Result{A: a, B: b, Alpha: 0.05}
-	analyse(res, stats.Options{Alpha: 0.05})
+	analyse(res, stats.Options{Alpha: 0.05}, nil)
 	if len(res.Metrics) != 3 {
 		t.Fatalf("%d metrics, want e2e, ttfp, audio_rtf", len(res.Metrics))
 	}
@@ -172,7 +176,7 @@ func TestAnalyseTooFewSamples(t *testing.T) {
 	a := &ArmResult{Name: "A", Records: []results.Record{rec(0, 1)}}
 	b := &ArmResult{Name: "B", Records: []results.Record{rec(0, 1), rec(1, 2)}}
 	res := &Result{A: a, B: b, Alpha: 0.05}
-	analyse(res, stats.Options{Alpha: 0.05})
+	analyse(res, stats.Options{Alpha: 0.05}, nil)
 	if res.Metrics[0].Tested || res.Verdict != "not tested: too few successful requests" {
 		t.Errorf("tested %v verdict %q", res.Metrics[0].Tested, res.Verdict)
 	}
@@ -389,6 +393,21 @@ func TestRunEmbeddedSimulator(t *testing.T) {
 				t.Errorf("%s output lacks %q", format, want)
 			}
 		}
+		if format != report.FormatTable {
+			continue
+		}
+		// The default output fits in 100 columns, says how the utest p was
+		// computed, and shows each arm's failures.
+		for _, line := range strings.Split(buf.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("line of %d columns: %s", n, line)
+			}
+		}
+		for _, want := range []string{"utest = Mann-Whitney U test, p exact", "0.0% (0/6)", "stats on (detected: "} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, buf.String())
+			}
+		}
 	}
 	var page bytes.Buffer
 	if err := report.WriteHTML(&page, res.HTML()); err != nil {
@@ -429,5 +448,133 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("error leaks the API key: %v", err)
 			}
 		})
+	}
+}
+
+// An arm that fails far more often than the other is not a result: no
+// latency verdict, ErrArmBroken; with gates, B failing more is a regression.
+func TestRunFailingArm(t *testing.T) {
+	const n = 20
+	faulty := func(stats bool) simulator.Config {
+		c := fastSimulator(stats)
+		c.Faults.HTTP500 = 0.7
+		return c
+	}
+	t.Run("A fails", func(t *testing.T) {
+		a, b := SimulatorArms(fastSimulator(true))
+		fa := faulty(true)
+		a.Simulator = &fa
+		res, err := Run(context.Background(), testConfig(t, a, b, n, 2))
+		if !errors.Is(err, ErrArmBroken) {
+			t.Fatalf("error %v, want ErrArmBroken", err)
+		}
+		f := res.Failures
+		if f.FailedA < n/2 || f.FailedB != 0 || f.TotalA != n || f.TotalB != n || !(f.P < 0.05) {
+			t.Fatalf("failures %+v", f)
+		}
+		if !strings.HasPrefix(res.Verdict, "no latency verdict: A fails more often than B beyond chance: A ") ||
+			strings.Contains(res.Verdict, "no significant difference") || !res.Significant {
+			t.Errorf("verdict %q", res.Verdict)
+		}
+		var buf bytes.Buffer
+		if err := res.Write(&buf, "table"); err != nil {
+			t.Fatal(err)
+		}
+		if want := compare.FormatFailures(f.FailedA, f.TotalA); !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks A's failures %q:\n%s", want, buf.String())
+		}
+	})
+	t.Run("B fails, gated", func(t *testing.T) {
+		a, b := SimulatorArms(fastSimulator(true))
+		fb := faulty(false)
+		b.Simulator = &fb
+		cfg := testConfig(t, a, b, n, 2)
+		cfg.Gates = []compare.Gate{{Metric: "e2e", MaxPct: 1000}}
+		res, err := Run(context.Background(), cfg)
+		var re *compare.RegressionError
+		if !errors.As(err, &re) || len(re.Failed) != 1 || re.Failed[0].Metric != compare.FailureRateGate {
+			t.Fatalf("error %v, want the failure-rate gate failed", err)
+		}
+		if !strings.Contains(res.Verdict, "B fails more often than A beyond chance") {
+			t.Errorf("verdict %q", res.Verdict)
+		}
+	})
+}
+
+func TestFormatStatResidue(t *testing.T) {
+	for in, want := range map[float64]string{-8.88e-16: "0.000", -0.0004: "0.000", -0.0006: "-0.001", 18: "18.000", math.NaN(): "-"} {
+		if got := formatStat(in); got != want {
+			t.Errorf("formatStat(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The stats claims: which arm is suspected, and an arm whose /metrics could
+// not be read is no verification.
+func TestVerifyStats(t *testing.T) {
+	arm := func(name string, claim StatsClaim, shown *ArmStats) *armState {
+		return &armState{name: name, spec: Arm{Stats: claim}, stats: shown}
+	}
+	on := func(name string, claim StatsClaim) *ArmStats {
+		return &ArmStats{Arm: name, Claim: claim, On: true, How: "on (detected: 3 upstream vllm:* families)"}
+	}
+	off := func(name string, claim StatsClaim) *ArmStats {
+		return &ArmStats{Arm: name, Claim: claim, How: "off (detected: no upstream vllm:* family, no pipeline data)"}
+	}
+	for _, tc := range []struct {
+		name    string
+		a, b    *armState
+		suspect string // "-" for no error
+		want    string
+	}{
+		{"as claimed", arm("A", StatsOn, on("A", StatsOn)), arm("B", StatsOff, off("B", StatsOff)), "-", ""},
+		{"B not observed yet", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, nil), "-", ""},
+		{"both off", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, off("B", StatsOff)), "A", "arm A's stats-on argument(s)"},
+		{"both on", arm("A", StatsOn, on("A", StatsOn)), arm("B", StatsOff, on("B", StatsOff)), "B", "arm B's stats-off argument(s)"},
+		{"swapped", arm("A", StatsOn, off("A", StatsOn)), arm("B", StatsOff, on("B", StatsOff)), "both", "look swapped"},
+		{"unreadable", arm("A", StatsOn, &ArmStats{Arm: "A", Claim: StatsOn, Err: "GET /metrics: 404 Not Found"}), arm("B", StatsOff, off("B", StatsOff)),
+			"", "arm A (claimed stats on, with no argument) showed nothing: GET /metrics: 404 Not Found"},
+		{"no claims", arm("A", StatsUnclaimed, nil), arm("B", StatsUnclaimed, nil), "-", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := verifyStats([2]*armState{tc.a, tc.b})
+			if tc.suspect == "-" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			var me *StatsMismatchError
+			if !errors.As(err, &me) || !errors.Is(err, ErrStatsMismatch) {
+				t.Fatalf("error %v, want a StatsMismatchError", err)
+			}
+			if me.Suspect != tc.suspect || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v (suspect %q), want suspect %q and %q", err, me.Suspect, tc.suspect, tc.want)
+			}
+		})
+	}
+}
+
+// A B that only fails, gated: the failure-rate gate (exit 3), not "no
+// samples".
+func TestRunCandidateOnlyFails(t *testing.T) {
+	a, b := SimulatorArms(fastSimulator(true))
+	fb := fastSimulator(false)
+	fb.Faults.HTTP500 = 1
+	b.Simulator = &fb
+	cfg := testConfig(t, a, b, 6, 2)
+	cfg.Gates = []compare.Gate{{Metric: "e2e", MaxPct: 50}}
+	res, err := Run(context.Background(), cfg)
+	var re *compare.RegressionError
+	if !errors.As(err, &re) || errors.Is(err, ErrNoSamples) {
+		t.Fatalf("error %v, want a regression", err)
+	}
+	if res.B.Used != 0 || res.B.Failed != 6 || !strings.Contains(res.Verdict, "B fails more often") {
+		t.Errorf("B used %d failed %d, verdict %q", res.B.Used, res.B.Failed, res.Verdict)
+	}
+	cfg.Gates = nil
+	cfg.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrNoSamples) {
+		t.Errorf("ungated: error %v, want ErrNoSamples", err)
 	}
 }

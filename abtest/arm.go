@@ -28,6 +28,36 @@ type Arm struct {
 	// Simulator, when set, runs the embedded simulator with this
 	// configuration on a free loopback port (Addr is ignored).
 	Simulator *simulator.Config
+	// Stats is what the arm claims about the server's stats. A claim is
+	// verified from the arm's /metrics after its first round, with the
+	// detection of `check --stats auto` (check.DetectStats); when an arm
+	// does not show what it claims, Run gives no verdict and returns a
+	// *StatsMismatchError. StatsUnclaimed is not verified.
+	Stats StatsClaim
+	// StatsArgs are the server arguments meant to give Stats (nil: none),
+	// named in the StatsMismatchError.
+	StatsArgs []string
+}
+
+// StatsClaim is what an arm says about its server's stats.
+type StatsClaim int
+
+// Stats claims.
+const (
+	StatsUnclaimed StatsClaim = iota
+	StatsOn
+	StatsOff
+)
+
+// String returns "", "on" or "off".
+func (c StatsClaim) String() string {
+	switch c {
+	case StatsOn:
+		return "on"
+	case StatsOff:
+		return "off"
+	}
+	return ""
 }
 
 // SimulatorArms returns two embedded-simulator arms that differ only in
@@ -36,14 +66,15 @@ type Arm struct {
 func SimulatorArms(cfg simulator.Config) (a, b Arm) {
 	on, off := cfg, cfg
 	on.StatsEnabled, off.StatsEnabled = true, false
-	return Arm{Label: "embedded simulator, stats on", Simulator: &on},
-		Arm{Label: "embedded simulator, stats off", Simulator: &off}
+	return Arm{Label: "embedded simulator, stats on", Simulator: &on, Stats: StatsOn},
+		Arm{Label: "embedded simulator, stats off", Simulator: &off, Stats: StatsOff}
 }
 
 // LogStatsArms returns the arms of the --log-stats experiment on one server
 // command: A is serverCmd followed by onFlag, B serverCmd followed by
 // offFlag (either may be empty: design-document servers are off without a
-// flag, current vLLM-Omni servers are on without one).
+// flag, current vLLM-Omni servers are on without one). Both arms claim
+// their stats, so Run verifies them.
 func LogStatsArms(serverCmd, onFlag, offFlag []string) (a, b Arm) {
 	join := func(extra []string) []string {
 		return append(append([]string(nil), serverCmd...), extra...)
@@ -54,8 +85,8 @@ func LogStatsArms(serverCmd, onFlag, offFlag []string) (a, b Arm) {
 		}
 		return state + " (" + JoinArgs(flag) + ")"
 	}
-	return Arm{Label: label("stats on", onFlag), Cmd: join(onFlag)},
-		Arm{Label: label("stats off", offFlag), Cmd: join(offFlag)}
+	return Arm{Label: label("stats on", onFlag), Cmd: join(onFlag), Stats: StatsOn, StatsArgs: onFlag},
+		Arm{Label: label("stats off", offFlag), Cmd: join(offFlag), Stats: StatsOff, StatsArgs: offFlag}
 }
 
 // kind names where the arm's server comes from.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -70,6 +71,9 @@ func fastSimulator(stats bool) simulator.Config {
 //	                                (with --stubborn the child ignores SIGTERM)
 //	ignore-term --port P            serve /health, ignore SIGTERM (only SIGKILL ends it)
 //	unhealthy --port P              answer /health with 503 until SIGTERM
+//	crash --port P                  answer /health; exit 1 on the first other request
+//	hang --port P                   answer /health until the first other request, then
+//	                                nothing at all until SIGTERM
 //	exit                            write a message and exit 3 at once
 //	sleep [--stubborn]              sleep for a minute or until SIGTERM (unless stubborn)
 func helperMain(mode string, args []string) int {
@@ -116,6 +120,8 @@ func helperMain(mode string, args []string) int {
 		return serveHealth(context.Background(), addr, http.StatusOK)
 	case "unhealthy":
 		return serveHealth(ctx, addr, http.StatusServiceUnavailable)
+	case "crash", "hang":
+		return serveBreaking(ctx, addr, mode)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "helper: failing on purpose: no model here")
 		return 3
@@ -134,6 +140,43 @@ func helperMain(mode string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
 	return 2
+}
+
+// serveBreaking answers /health with 200 until the first request to another
+// path; then it exits at once (crash) or stops answering (hang: every
+// request, /health too, waits for ctx).
+func serveBreaking(ctx context.Context, addr, mode string) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	var broken atomic.Bool
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			if mode == "crash" {
+				fmt.Fprintln(os.Stderr, "helper: crashing on", r.URL.Path)
+				os.Exit(1)
+			}
+			broken.Store(true)
+		}
+		if broken.Load() {
+			select {
+			case <-ctx.Done():
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	fmt.Fprintf(os.Stderr, "helper: %s server on %s\n", mode, addr)
+	err = hs.Serve(ln)
+	fmt.Fprintln(os.Stderr, "helper:", err)
+	return 0
 }
 
 // serveHealth answers /health with status until ctx is done.

@@ -30,68 +30,115 @@ func (r *Result) Write(w io.Writer, format string) error {
 	return report.Render(w, format, r.Tables()...)
 }
 
-// Tables returns three tables: the per-arm summaries with the delta and the
-// verdict; the tests (Welch's t, df, p and the confidence interval of
-// B - A, Mann–Whitney p, Holm-adjusted p, Hedges' g, the minimum detectable
-// effect); and the /metrics size of each arm. Times are in milliseconds,
-// RTFs ratios.
+// Tables returns four tables, each fitting in 100 columns: the verdict (per
+// metric n, both means, the delta, the Holm-adjusted p and the verdict, and
+// a row of each arm's failed requests with Fisher's exact p); the tests
+// (Welch's t, df and p, the Mann–Whitney p, the confidence interval of
+// B - A, Hedges' g, the minimum detectable effect); the percentiles of both
+// arms; and the /metrics size of each arm. Times are in milliseconds, RTFs
+// ratios; the unit is in the metric's label. Explanations are the notes
+// beneath each table.
 func (r *Result) Tables() []report.Table {
 	sum := report.Table{
-		Title:  fmt.Sprintf("A/B: A = %s  vs  B = %s", r.A.Label, r.B.Label),
-		Header: []string{"metric", "n A", "A mean", "A median", "A p95", "n B", "B mean", "B median", "B p95", "delta", "verdict"},
+		Title:  "A/B verdict: B against A",
+		Header: []string{"metric", "n (A/B)", "A mean", "B mean", "delta", "holm p", "verdict"},
 		Notes:  r.summaryNotes(),
 	}
 	conf := 100 * (1 - r.Alpha)
 	tests := report.Table{
-		Title: "Tests",
-		Header: []string{"metric", "welch t", "df", "welch p", fmt.Sprintf("%g%% CI of B-A", conf), "utest p", "holm p",
-			"hedges g", "MDE", "MDE %"},
-		Notes: r.testNotes(),
+		Title:  "Tests",
+		Header: []string{"metric", "welch t", "df", "welch p", "utest p", fmt.Sprintf("%g%% CI of B-A", conf), "hedges g", "MDE"},
+		Notes:  r.testNotes(),
 	}
+	var rows []compare.Row
 	for _, mr := range r.Metrics {
 		m := mr.Metric
-		p95a, _ := mr.A.Percentile(95)
-		p95b, _ := mr.B.Percentile(95)
-		row := []string{
-			m.Label(),
-			strconv.Itoa(mr.A.N), report.FormatValue(mr.A.Mean * m.Scale), report.FormatValue(mr.A.Median * m.Scale), report.FormatValue(p95a * m.Scale),
-			strconv.Itoa(mr.B.N), report.FormatValue(mr.B.Mean * m.Scale), report.FormatValue(mr.B.Median * m.Scale), report.FormatValue(p95b * m.Scale),
-		}
+		rows = append(rows, mr.Row)
+		row := []string{m.Label(), fmt.Sprintf("%d/%d", mr.A.N, mr.B.N),
+			report.FormatValue(mr.A.Mean * m.Scale), report.FormatValue(mr.B.Mean * m.Scale)}
 		if !mr.Tested {
-			sum.Rows = append(sum.Rows, append(row, "-", mr.Verdict))
-			tests.Rows = append(tests.Rows, []string{m.Label(), "-", "-", "-", "-", "-", "-", "-", "-", "-"})
+			sum.Rows = append(sum.Rows, append(row, "-", "-", shortVerdict(mr)))
+			tests.Rows = append(tests.Rows, []string{m.Label(), "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
 		c := mr.Comparison
-		sum.Rows = append(sum.Rows, append(row, compare.FormatDelta(c.DeltaPct), mr.Verdict))
+		sum.Rows = append(sum.Rows, append(row, compare.FormatDelta(c.DeltaPct), report.FormatP(mr.HolmP), shortVerdict(mr)))
 		lo, hi := compare.CIBMinusA(c.Welch)
 		tests.Rows = append(tests.Rows, []string{
 			m.Label(),
-			formatStat(c.Welch.T), formatStat(c.Welch.DF), report.FormatP(c.Welch.P),
+			formatStat(c.Welch.T), formatStat(c.Welch.DF), report.FormatP(c.Welch.P), report.FormatP(c.MannWhitneyP),
 			"[" + report.FormatValue(lo*m.Scale) + ", " + report.FormatValue(hi*m.Scale) + "]",
-			report.FormatP(c.MannWhitneyP), report.FormatP(mr.HolmP), formatStat(c.HedgesG),
-			report.FormatValue(c.MDE * m.Scale), report.FormatPct(c.MDEPct),
+			formatStat(c.HedgesG), report.FormatPct(c.MDEPct),
 		})
 	}
-	return []report.Table{sum, tests, r.metricsTable()}
+	sum.Rows = append(sum.Rows, r.failuresRow())
+	return []report.Table{sum, tests, compare.PercentileTable(rows, r.Percentiles), r.metricsTable()}
+}
+
+// failuresRow is the verdict table's row of failed requests: count and rate
+// of each arm, the change in percentage points, Fisher's exact p (not in
+// the Holm family) and which arm fails more often, if beyond chance.
+func (r *Result) failuresRow() []string {
+	f := r.Failures
+	verdict := "~"
+	if f.Differ(r.Alpha) {
+		verdict = "A fails more"
+		if f.RateB > f.RateA {
+			verdict = "B fails more"
+		}
+	}
+	delta := "-"
+	if !math.IsNaN(f.RateA) && !math.IsNaN(f.RateB) {
+		delta = "0 pp"
+		if d := 100 * (f.RateB - f.RateA); math.Abs(d) >= 0.05 {
+			delta = fmt.Sprintf("%+.1f pp", d)
+		}
+	}
+	return []string{"failed", fmt.Sprintf("%d/%d", f.TotalA, f.TotalB), compare.FormatFailures(f.FailedA, f.TotalA),
+		compare.FormatFailures(f.FailedB, f.TotalB), delta, report.FormatP(f.P) + " (fisher)", verdict}
+}
+
+// shortVerdict is a metric's verdict in a word or two; the sentence is in
+// MetricResult.Verdict and the JSON.
+func shortVerdict(mr MetricResult) string {
+	switch {
+	case !mr.Tested:
+		return "not tested"
+	case !mr.Significant:
+		return "~"
+	case mr.Comparison.DeltaPct > 0:
+		return "B slower"
+	case mr.Comparison.DeltaPct < 0:
+		return "B faster"
+	}
+	return "B differs"
 }
 
 func (r *Result) summaryNotes() []string {
 	notes := []string{
 		"verdict: " + r.Verdict,
-		fmt.Sprintf("delta = 100*(mean B - mean A)/mean A; significant when the Holm-adjusted p of the %s test is below alpha %g (Holm over the %d metrics)",
-			r.Test, r.Alpha, r.tested()),
+		fmt.Sprintf("delta = 100*(mean B - mean A)/mean A; ~ = not significant at alpha %g", r.Alpha),
+		fmt.Sprintf("holm p = p of the %s test adjusted by Holm over the %d metrics tested", r.Test, r.tested()),
+		"failed: measured requests that failed, Fisher's exact test of the two rates (not Holm-adjusted)",
 	}
 	for _, a := range []*ArmResult{r.A, r.B} {
-		notes = append(notes, armNote(a))
+		notes = append(notes, armNotes(a)...)
 	}
 	order := strings.Join(r.Order, " ")
-	method := fmt.Sprintf("method: %d rounds per arm in the order %s; %s; %d warm-up request(s) per round; seed %d",
-		r.Rounds, order, loadText(r), r.Warmup, r.Seed)
+	notes = append(notes, fmt.Sprintf("method: %d rounds per arm (%s), %d warm-up per round, %s",
+		r.Rounds, order, r.Warmup, loadText(r)))
+	workload := fmt.Sprintf("workload: seed %d, the same in both arms", r.Seed)
 	if r.Scenario != "" {
-		method += "; scenario " + r.Scenario
+		workload = fmt.Sprintf("workload: scenario %s, seed %d, the same in both arms", r.Scenario, r.Seed)
 	}
-	notes = append(notes, method)
+	notes = append(notes, workload)
+	for _, g := range r.Gates {
+		verdict := "ok"
+		if g.Failed {
+			verdict = "FAIL"
+		}
+		notes = append(notes, fmt.Sprintf("gate %s: %s: %s", g.Gate, verdict, g.Reason))
+	}
 	if r.Interrupted {
 		notes = append(notes, "INTERRUPTED: figures cover the requests measured before the interruption")
 	}
@@ -108,26 +155,36 @@ func loadText(r *Result) string {
 	return fmt.Sprintf("%d concurrent requests", r.Concurrency)
 }
 
-func armNote(a *ArmResult) string {
-	s := fmt.Sprintf("%s: %s", a.Name, a.Label)
+// armNotes describe one arm, a line per fact.
+func armNotes(a *ArmResult) []string {
+	first := fmt.Sprintf("%s = %s", a.Name, a.Label)
 	if a.Target != "" {
-		s += " at " + a.Target
+		first += " at " + a.Target
 	}
-	s += fmt.Sprintf(": %d of %d measured requests used (%d failed, %d warm-up left out)", a.Used, a.Requests, a.Failed, a.Warmup)
+	notes := []string{first,
+		fmt.Sprintf("%s: %d of %d measured requests used (%d failed, %d warm-up left out)", a.Name, a.Used, a.Requests, a.Failed, a.Warmup)}
+	if a.Stats != "" {
+		notes = append(notes, fmt.Sprintf("%s: stats %s", a.Name, a.Stats))
+	}
 	if a.ServerStarts > 0 {
-		s += fmt.Sprintf("; server started %d time(s), log %s", a.ServerStarts, a.ServerLog)
+		notes = append(notes, fmt.Sprintf("%s: server started %d time(s), log %s", a.Name, a.ServerStarts, a.ServerLog))
 	}
 	if a.ResultsFile != "" {
-		s += "; records in " + a.ResultsFile
+		notes = append(notes, fmt.Sprintf("%s: records in %s", a.Name, a.ResultsFile))
 	}
-	return s
+	return notes
 }
 
 func (r *Result) testNotes() []string {
 	notes := []string{
-		fmt.Sprintf("welch t and CI follow scipy's ttest_ind(a, b, equal_var=False); hedges g is B relative to A; MDE = smallest change in the mean detectable with %g%% power at alpha %g",
-			100*r.Power, r.Alpha),
+		"welch t and CI follow scipy's ttest_ind(a, b, equal_var=False); hedges g is B relative to A",
+		fmt.Sprintf("MDE = smallest change in the mean detectable with %g%% power at alpha %g, in %% of mean A", 100*r.Power, r.Alpha),
 	}
+	var rows []compare.Row
+	for _, mr := range r.Metrics {
+		rows = append(rows, mr.Row)
+	}
+	notes = append(notes, compare.MethodNotes(rows)...)
 	for _, w := range r.Warnings {
 		notes = append(notes, "warning: "+w)
 	}
@@ -191,13 +248,36 @@ func (r *Result) metricsTable() report.Table {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s: %s", a.Name, m.URL, m.Error))
 		}
 		if len(m.EmptyFamilies) > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s empty families: %s", a.Name, strings.Join(m.EmptyFamilies, ", ")))
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %d empty families:", a.Name, len(m.EmptyFamilies)))
+			t.Notes = append(t.Notes, listLines(m.EmptyFamilies, "  ", 96)...)
 		}
 		if m.Snapshot != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s snapshot: %s", a.Name, m.Snapshot))
 		}
 	}
 	return t
+}
+
+// listLines joins names with ", " into lines of at most width characters
+// (a longer name stands alone), each starting with indent.
+func listLines(names []string, indent string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, n := range names {
+		switch {
+		case cur == "":
+			cur = indent + n
+		case len(cur)+2+len(n) > width:
+			lines = append(lines, cur+",")
+			cur = indent + n
+		default:
+			cur += ", " + n
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
 }
 
 // formatStat prints a test statistic or df with three decimals.
@@ -207,6 +287,8 @@ func formatStat(v float64) string {
 		return "-"
 	case math.IsInf(v, 0):
 		return fmt.Sprint(v)
+	case math.Abs(v) < 0.0005:
+		return "0.000" // rounds to zero: no sign (residue such as -8.88e-16)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
@@ -215,29 +297,39 @@ func formatStat(v float64) string {
 // added. Values are in record units ("s" or "ratio"); undefined statistics
 // are null.
 type jsonResult struct {
-	SchemaVersion int          `json:"schema_version"` // 1
-	A             jsonArm      `json:"a"`
-	B             jsonArm      `json:"b"`
-	Rounds        int          `json:"rounds"`
-	Order         []string     `json:"order"`
-	Seed          int64        `json:"seed"`
-	Scenario      string       `json:"scenario,omitempty"`
-	Concurrency   int          `json:"concurrency,omitempty"`
-	Rate          float64      `json:"rate,omitempty"`
-	WarmupRound   int          `json:"warmup_per_round"`
-	Requests      int          `json:"requests_per_arm,omitempty"`
-	DurationS     float64      `json:"duration_per_arm_s,omitempty"`
-	Alpha         float64      `json:"alpha"`
-	Power         float64      `json:"power"`
-	Test          string       `json:"test"`
-	Correction    string       `json:"correction"` // "holm" over the metrics tested
-	Metrics       []jsonMetric `json:"metrics"`
-	Verdict       string       `json:"verdict"`
-	Significant   bool         `json:"significant"`
-	MetricsSize   *jsonSize    `json:"metrics_size,omitempty"` // B - A, when both arms were scraped
-	Interrupted   bool         `json:"interrupted"`
-	Warnings      []string     `json:"warnings,omitempty"`
-	LogDir        string       `json:"log_dir,omitempty"`
+	SchemaVersion int                  `json:"schema_version"` // 1
+	A             jsonArm              `json:"a"`
+	B             jsonArm              `json:"b"`
+	Rounds        int                  `json:"rounds"`
+	Order         []string             `json:"order"`
+	Seed          int64                `json:"seed"`
+	Scenario      string               `json:"scenario,omitempty"`
+	Concurrency   int                  `json:"concurrency,omitempty"`
+	Rate          float64              `json:"rate,omitempty"`
+	WarmupRound   int                  `json:"warmup_per_round"`
+	Requests      int                  `json:"requests_per_arm,omitempty"`
+	DurationS     float64              `json:"duration_per_arm_s,omitempty"`
+	Alpha         float64              `json:"alpha"`
+	Power         float64              `json:"power"`
+	Test          string               `json:"test"`
+	Correction    string               `json:"correction"` // "holm" over the metrics tested
+	Metrics       []jsonMetric         `json:"metrics"`
+	Failures      compare.FailuresJSON `json:"failures"`
+	Broken        string               `json:"broken,omitempty"` // why there is no latency verdict
+	Gates         []jsonGate           `json:"gates,omitempty"`
+	Regression    bool                 `json:"regression"` // a gate failed (exit status 3)
+	Verdict       string               `json:"verdict"`
+	Significant   bool                 `json:"significant"`
+	MetricsSize   *jsonSize            `json:"metrics_size,omitempty"` // B - A, when both arms were scraped
+	Interrupted   bool                 `json:"interrupted"`
+	Warnings      []string             `json:"warnings,omitempty"`
+	LogDir        string               `json:"log_dir,omitempty"`
+}
+
+type jsonGate struct {
+	Gate   string `json:"gate"` // "e2e:5", "failure_rate"
+	Failed bool   `json:"failed"`
+	Reason string `json:"reason"`
 }
 
 type jsonArm struct {
@@ -257,6 +349,8 @@ type jsonArm struct {
 	Warmup       int          `json:"warmup"`
 	FirstError   string       `json:"first_error,omitempty"`
 	Metrics      *MetricsSize `json:"metrics,omitempty"`
+	StatsClaim   string       `json:"stats_claim,omitempty"` // "on" or "off": verified from /metrics
+	Stats        string       `json:"stats,omitempty"`       // what /metrics showed, "on (detected: ...)"
 }
 
 type jsonSize struct {
@@ -284,6 +378,11 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
 		Metrics: make([]jsonMetric, 0, len(r.Metrics)), Verdict: r.Verdict, Significant: r.Significant,
 		Interrupted: r.Interrupted, Warnings: r.Warnings, LogDir: r.LogDir,
+		Failures: compare.NewFailuresJSON(r.Failures), Broken: r.Broken,
+	}
+	for _, g := range r.Gates {
+		out.Gates = append(out.Gates, jsonGate{Gate: g.Gate.String(), Failed: g.Failed, Reason: g.Reason})
+		out.Regression = out.Regression || g.Failed
 	}
 	if ma, mb := r.A.Metrics, r.B.Metrics; ma != nil && mb != nil && ma.Error == "" && mb.Error == "" {
 		s := &jsonSize{LinesDelta: mb.Lines - ma.Lines, FamiliesDelta: mb.Families - ma.Families, SeriesDelta: mb.Series - ma.Series}
@@ -303,7 +402,7 @@ func toJSONArm(a *ArmResult) jsonArm {
 		Name: a.Name, Label: a.Label, Kind: a.Kind, Target: a.Target, Command: a.Command,
 		ServerPIDs: a.ServerPIDs, ServerStarts: a.ServerStarts, ServerLog: a.ServerLog, ResultsFile: a.ResultsFile,
 		Rounds: a.Rounds, Requests: a.Requests, Used: a.Used, Failed: a.Failed, Warmup: a.Warmup, FirstError: a.FirstError,
-		Metrics: a.Metrics,
+		Metrics: a.Metrics, StatsClaim: a.StatsClaim, Stats: a.Stats,
 	}
 }
 
@@ -311,13 +410,15 @@ func toJSONArm(a *ArmResult) jsonArm {
 // 1: a and b (name, label, kind, target, command, server_pids,
 // server_starts, server_log, results_file, rounds, requests, used, failed,
 // warmup, first_error, metrics {URL, Lines, Families, Series,
-// EmptyFamilies, ...}); rounds, order, seed, scenario, concurrency, rate,
+// EmptyFamilies, ...}, stats_claim, stats); rounds, order, seed, scenario, concurrency, rate,
 // warmup_per_round, requests_per_arm, duration_per_arm_s; alpha, power,
 // test, correction; metrics[] (metric, field, unit, a and b summaries,
 // tested, delta_pct, welch {t, df, p, diff, se, confidence, ci_low,
 // ci_high, ci_b_minus_a_low, ci_b_minus_a_high}, mann_whitney_p, p, holm_p,
 // significant, cohens_d, hedges_g, mde, mde_pct, lag1_a, lag1_b, n_eff_a,
-// n_eff_b, verdict, warnings); verdict, significant; metrics_size
+// n_eff_b, verdict, warnings); failures (failed_a, total_a, rate_a,
+// failed_b, total_b, rate_b, fisher_p); broken; gates[] (gate, failed,
+// reason); regression; verdict, significant; metrics_size
 // (lines_delta, lines_ratio, families_delta, series_delta); interrupted;
 // warnings; log_dir.
 func (r *Result) WriteJSON(w io.Writer) error {

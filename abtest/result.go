@@ -1,8 +1,10 @@
 package abtest
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +35,17 @@ type Result struct {
 
 	// Metrics are the comparisons of e2e, TTFP and audio RTF, in that order.
 	Metrics []MetricResult
+	// Failures compares the arms' failure rates over the measured requests
+	// (Fisher's exact test). When they differ beyond chance (P < Alpha) an
+	// arm broke: Broken says how, and there is no latency verdict.
+	Failures stats.FailureRates
+	Broken   string
+	// Gates are the verdicts of Config.Gates and, with any, of the
+	// failure-rate gate.
+	Gates []compare.GateResult
 	// Verdict states the outcome at Alpha in words; Significant is true
-	// when any metric differs significantly after Holm's correction.
+	// when any metric differs significantly after Holm's correction, or the
+	// failure rates do.
 	Verdict     string
 	Significant bool
 
@@ -71,6 +82,12 @@ type ArmResult struct {
 	// Metrics is the arm's /metrics after its last round; nil when the run
 	// ended before.
 	Metrics *MetricsSize
+
+	// StatsClaim is what the arm claims about the server's stats ("on",
+	// "off", "" for no claim) and Stats what its /metrics showed after its
+	// first round, as check.DetectStats says it ("off (detected: ...)").
+	StatsClaim string
+	Stats      string
 }
 
 // MetricResult compares one metric between the arms: package compare's
@@ -105,10 +122,47 @@ func Metrics() []compare.Metric {
 	return []compare.Metric{e2e, ttfp, rtf}
 }
 
-// analyse fills the per-arm counts, the metric comparisons and the verdict.
-func analyse(res *Result, opts stats.Options) {
+// ErrArmBroken is wrapped by Result.Err when the arms' failure rates differ
+// beyond chance: one arm broke, and its latencies, measured on the requests
+// that survived, are not comparable with the other's.
+var ErrArmBroken = errors.New("an arm broke: the failure rates differ beyond chance")
+
+// Err returns the outcome as an error: a *compare.RegressionError when a gate
+// failed, an error wrapping ErrArmBroken when the failure rates differ
+// beyond chance (without a failed gate), nil otherwise.
+func (r *Result) Err() error {
+	var failed []compare.GateResult
+	for _, g := range r.Gates {
+		if g.Failed {
+			failed = append(failed, g)
+		}
+	}
+	if len(failed) > 0 {
+		return &compare.RegressionError{Failed: failed}
+	}
+	if r.Broken != "" {
+		return fmt.Errorf("abtest: %w: %s", ErrArmBroken, r.Broken)
+	}
+	return nil
+}
+
+// analyse fills the per-arm counts, the metric comparisons, the gates and
+// the verdict.
+func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 	usedA := countArm(res.A)
 	usedB := countArm(res.B)
+	// The counts come from compare.Usable, so they are consistent.
+	res.Failures, _ = stats.CompareFailures(res.A.Failed, res.A.Requests, res.B.Failed, res.B.Requests)
+	if f := res.Failures; f.Differ(res.Alpha) {
+		more, less := "A", "B"
+		if f.RateB > f.RateA {
+			more, less = "B", "A"
+		}
+		res.Broken = fmt.Sprintf("%s fails more often than %s beyond chance: A %s vs B %s failed, fisher p %s",
+			more, less, compare.FormatFailures(f.FailedA, f.TotalA), compare.FormatFailures(f.FailedB, f.TotalB),
+			strconv.FormatFloat(f.P, 'g', 3, 64))
+		res.Significant = true
+	}
 	for _, a := range []*ArmResult{res.A, res.B} {
 		if a.Failed > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d of %d measured requests failed and are left out%s",
@@ -124,6 +178,12 @@ func analyse(res *Result, opts stats.Options) {
 		mr.Verdict = metricVerdict(mr)
 		res.Significant = res.Significant || mr.Significant
 		res.Metrics = append(res.Metrics, mr)
+	}
+	for _, g := range gates {
+		res.Gates = append(res.Gates, compare.EvaluateGate(g, rows, res.Alpha))
+	}
+	if len(gates) > 0 {
+		res.Gates = append(res.Gates, compare.EvaluateFailures(res.Failures, res.Alpha))
 	}
 	res.Verdict = overallVerdict(res)
 }
@@ -180,6 +240,8 @@ func overallVerdict(res *Result) string {
 		}
 	}
 	switch {
+	case res.Broken != "":
+		return "no latency verdict: " + res.Broken
 	case len(tested) == 0:
 		return "not tested: too few successful requests"
 	case len(sig) == 0:

@@ -115,3 +115,38 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("b.jsonl of an arm that never ran: %v", err)
 	}
 }
+
+// A managed server that breaks during a round is not a result: Run fails
+// with what broke and gives no verdict.
+func TestRunServerBreaksDuringRound(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want []string
+	}{
+		{"crash", []string{"arm B: the server exited during round 1 (exit status 1)", "b-server.log", "helper: crashing on /v1/"}},
+		{"hang", []string{"arm B: the server stopped answering during round 1 (GET http://127.0.0.1:", "/health:", "b-server.log"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			a, _ := SimulatorArms(fastSimulator(true))
+			b := Arm{Cmd: helperCmd(tc.mode, "--port", PortPlaceholder)}
+			cfg := testConfig(t, a, b, 4, 2)
+			cfg.Run.Client.Timeout = 300 * time.Millisecond // the hanging server's requests time out
+			cfg.Run.Load.Warmup = 0
+			res, err := Run(context.Background(), cfg)
+			if err == nil {
+				t.Fatal("no error although B broke")
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q: %v", want, err)
+				}
+			}
+			if res == nil || res.Verdict != "" {
+				t.Errorf("a verdict was given: %+v", res)
+			}
+			if res != nil {
+				assertGone(t, res.B.ServerPIDs...)
+			}
+		})
+	}
+}

@@ -133,6 +133,13 @@ func probe(ctx context.Context, client *http.Client, healthURL string) error {
 	return nil
 }
 
+// answers sends one GET /health (bounded by healthProbeTimeout): nil when
+// the server answers 200.
+func (s *server) answers(ctx context.Context) error {
+	client := &http.Client{Timeout: healthProbeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	return probe(ctx, client, s.url+"/health")
+}
+
 // exited reports whether the process has exited (unexpectedly, when the
 // caller has not stopped it).
 func (s *server) exited() bool {

@@ -32,7 +32,9 @@ type Options struct {
 	Power       float64    // power of the minimum detectable effect; default 0.8
 	Test        stats.Test // test deciding significance; default stats.TestWelch
 	Percentiles []float64  // per-arm percentiles; nil means stats.DefaultPercentiles()
-	Gates       []Gate     // regression gates, checked by Result.Err
+	// Gates are the regression gates, checked by Result.Err. When there is
+	// any, the failure-rate gate (EvaluateFailures) is checked too.
+	Gates []Gate
 }
 
 // Arm describes one input run and which of its records were compared.
@@ -71,13 +73,22 @@ type Result struct {
 	Test        stats.Test
 	Percentiles []float64
 	Rows        []Row // metrics with samples in at least one arm, in Metrics order
-	Gates       []GateResult
-	Warnings    []string // about the runs as a whole
+	// Failures compares the arms' failure rates over the measured
+	// (non-warm-up) requests with Fisher's exact test.
+	Failures stats.FailureRates
+	Gates    []GateResult
+	Warnings []string // about the runs as a whole
 }
+
+// ErrNothingMeasured is wrapped by Compare's error when a run's measured
+// requests all failed: there is nothing to compare (exit status 1, unlike a
+// file without measured records, which is unusable input).
+var ErrNothingMeasured = errors.New("nothing was measured")
 
 // Compare compares run b (candidate) against run a (baseline). It fails when
 // either run has no successful non-warm-up record, since there is then
-// nothing to compare.
+// nothing to compare, with one exception: with gates, a candidate whose
+// measured requests all failed is compared, and fails its gates.
 func Compare(a, b Run, opts Options) (*Result, error) {
 	sopts := statsDefaults(stats.Options{Alpha: opts.Alpha, Power: opts.Power, Test: opts.Test, Percentiles: opts.Percentiles})
 	if !(sopts.Alpha > 0 && sopts.Alpha < 1) {
@@ -97,9 +108,17 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 		arm  Arm
 		role string
 	}{{armA, "A"}, {armB, "B"}} {
-		if x.arm.Used == 0 {
-			return nil, fmt.Errorf("compare: %s (%s): no successful non-warm-up request records (%d records, %d failed, %d warm-up)",
-				x.arm.Name, x.role, x.arm.Records, x.arm.Failed, x.arm.Warmup)
+		switch {
+		case x.arm.Used > 0:
+		case x.role == "B" && x.arm.Failed > 0 && len(opts.Gates) > 0:
+			// A candidate that only failed is for the gates to judge: its
+			// metrics cannot be checked and it fails more often than A.
+		case x.arm.Failed > 0:
+			return nil, fmt.Errorf("compare: %s (%s): %w: all %d measured requests failed (%d warm-up)",
+				x.arm.Name, x.role, ErrNothingMeasured, x.arm.Failed, x.arm.Warmup)
+		default:
+			return nil, fmt.Errorf("compare: %s (%s): no measured request records (%d records, %d warm-up)",
+				x.arm.Name, x.role, x.arm.Records, x.arm.Warmup)
 		}
 	}
 	rows, err := Analyze(Metrics(), recsA, recsB, sopts)
@@ -108,8 +127,15 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 	}
 	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	res.Failures, err = stats.CompareFailures(armA.Failed, armA.Used+armA.Failed, armB.Failed, armB.Used+armB.Failed)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	for _, g := range opts.Gates {
-		res.Gates = append(res.Gates, evaluate(g, res.Rows, sopts.Alpha))
+		res.Gates = append(res.Gates, EvaluateGate(g, res.Rows, sopts.Alpha))
+	}
+	if len(opts.Gates) > 0 {
+		res.Gates = append(res.Gates, EvaluateFailures(res.Failures, sopts.Alpha))
 	}
 	return res, nil
 }

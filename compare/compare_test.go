@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
@@ -208,7 +209,7 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatalf("invalid JSON: %v\n%s", err, buf.String())
 	}
 	if got.SchemaVersion != 1 || got.Test != "welch" || got.Correction != "holm" || got.Alpha != 0.05 || !got.Regression ||
-		got.A.Used != 10 || got.A.Warmup != 1 || len(got.Gates) != 1 || !got.Gates[0].Failed {
+		got.A.Used != 10 || got.A.Warmup != 1 || len(got.Gates) != 2 || !got.Gates[0].Failed || got.Gates[1].Metric != FailureRateGate {
 		t.Errorf("JSON header fields = %+v", got)
 	}
 	if len(got.Metrics) != 6 || got.Metrics[0].Metric != "ttfp" || got.Metrics[0].Unit != "s" ||
@@ -235,7 +236,10 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 7 || recs[0][0] != "metric" || recs[1][0] != "ttfp (ms)" || recs[1][7] != "~" {
+	// Tidy: one header row, one row per metric, plain numbers.
+	want := []string{"ttfp", "ms", "10", "10", "126.2", "126.2", "0", "false", "1", "1", "exact with ties", "1", ""}
+	if len(recs) != 7 || strings.Join(recs[0], ",") != "metric,unit,n_a,n_b,mean_a,mean_b,delta_pct,significant,welch_p,utest_p,utest_method,holm_p,mde_pct" ||
+		strings.Join(recs[1][:12], ",") != strings.Join(want[:12], ",") {
 		t.Errorf("csv = %q", recs)
 	}
 	if err := res.Write(&buf, "yaml"); err == nil {
@@ -303,7 +307,7 @@ func TestUntestableGateFails(t *testing.T) {
 func TestCompareErrors(t *testing.T) {
 	base := load(t, "base.jsonl")
 	empty := Run{Name: "empty.jsonl", Header: base.Header, Records: base.Records[:1]} // only the warm-up
-	if _, err := Compare(base, empty, Options{}); err == nil || !strings.Contains(err.Error(), "empty.jsonl (B): no successful non-warm-up request records") {
+	if _, err := Compare(base, empty, Options{}); err == nil || !strings.Contains(err.Error(), "empty.jsonl (B): no measured request records (1 records, 1 warm-up)") {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := Compare(base, base, Options{Alpha: 2}); err == nil {
@@ -380,5 +384,252 @@ func TestFormatDelta(t *testing.T) {
 		if got := FormatDelta(d); got != want {
 			t.Errorf("FormatDelta(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// withFailures returns base's records plus n failed (HTTP 503) measured
+// requests.
+func withFailures(base Run, name string, n int) Run {
+	recs := append([]results.Record(nil), base.Records...)
+	for i := 0; i < n; i++ {
+		recs = append(recs, results.Record{Type: "request", Seq: 100 + i, Kind: results.KindSpeech, Status: 503,
+			ErrorClass: results.ErrHTTPStatus, Error: "503 Service Unavailable", E2ES: 0.01})
+	}
+	return Run{Name: name, Header: base.Header, Records: recs}
+}
+
+func TestFailureRateGate(t *testing.T) {
+	base := load(t, "base.jsonl") // 1 of 11 measured requests failed
+	// B: base's records (10 successes, 1 failure) and 14 more failures:
+	// 15 of 25. Fisher's exact p of [[1 10] [15 10]] is 2501/275094 =
+	// 0.00909143783579431 (exact rational arithmetic, Python fractions and
+	// math.comb: stats/testdata/fisher_ref.py).
+	worse := withFailures(base, "worse", 14)
+	res, err := Compare(base, worse, Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Failures
+	if f.FailedA != 1 || f.TotalA != 11 || f.FailedB != 15 || f.TotalB != 25 || !near(f.P, 2501.0/275094, 1e-12) {
+		t.Fatalf("failures %+v", f)
+	}
+	if len(res.Gates) != 2 || res.Gates[0].Failed || !res.Gates[1].Failed || res.Gates[1].Metric != FailureRateGate {
+		t.Fatalf("gates %+v: want e2e ok and failure_rate failed", res.Gates)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 1 ||
+		!strings.Contains(err.Error(), "failure_rate: B fails more often: 60.0% (15/25) vs A 9.1% (1/11), fisher p 0.00909") {
+		t.Errorf("Err() = %v", err)
+	}
+	var out bytes.Buffer
+	if err := res.Write(&out, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"failed requests: A 9.1% (1/11), B 60.0% (15/25); fisher exact p 0.00909", "gate failure_rate: FAIL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := res.Write(&out, report.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Failures struct {
+			FailedB int     `json:"failed_b"`
+			RateB   float64 `json:"rate_b"`
+			FisherP float64 `json:"fisher_p"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Failures.FailedB != 15 || doc.Failures.RateB != 0.6 || doc.Failures.FisherP != f.P {
+		t.Errorf("json failures %+v (%v)", doc.Failures, err)
+	}
+
+	// The reverse: A fails more; B is not a regression.
+	res, err = Compare(worse, base, Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() != nil || !strings.Contains(res.Gates[1].Reason, "B fails less often") {
+		t.Errorf("reverse: err %v, gate %+v", res.Err(), res.Gates[1])
+	}
+	// Within chance: one more failure in B (2 of 12 against 1 of 11) passes.
+	res, err = Compare(base, withFailures(base, "one more", 1), Options{Gates: []Gate{{Metric: "e2e", MaxPct: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() != nil || !strings.Contains(res.Gates[1].Reason, "no significant change") {
+		t.Errorf("one more failure: err %v, gate %+v", res.Err(), res.Gates[1])
+	}
+	// No gate asked for: no failure-rate gate either, but the figures are there.
+	res, _ = Compare(base, worse, Options{})
+	if len(res.Gates) != 0 || res.Failures.FailedB != 15 {
+		t.Errorf("without gates: %+v, failures %+v", res.Gates, res.Failures)
+	}
+}
+
+// widest returns the widest line of s in runes (what a terminal shows).
+func widest(s string) (int, string) {
+	w, line := 0, ""
+	for _, l := range strings.Split(s, "\n") {
+		if n := utf8.RuneCountInString(l); n > w {
+			w, line = n, l
+		}
+	}
+	return w, line
+}
+
+// The default table fits in 100 columns on realistic runs, with gates, the
+// failure-rate note and the percentile table.
+func TestTableWidth(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{Gates: []Gate{{"ttfp", 5}, {"e2e", 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if w, line := widest(buf.String()); w > 100 {
+		t.Errorf("widest line has %d columns:\n%s\n\nin\n%s", w, line, buf.String())
+	}
+}
+
+// Every Mann-Whitney method is reported: in the JSON of each metric and in
+// the notes under the table.
+func TestMannWhitneyMethodReported(t *testing.T) {
+	res, err := Compare(load(t, "base.jsonl"), load(t, "slower.jsonl"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base vs slower: distinct latencies (exact), underrun with repeated
+	// zeros (exact with ties), audio duration all 2 s (all equal).
+	want := map[string]stats.MannWhitneyMethod{"ttfp": stats.MWExact, "underrun": stats.MWExactTies, "audio_duration": stats.MWAllEqual}
+	for name, m := range want {
+		if got := row(t, res, name).Comparison.MannWhitneyMethod; got != m {
+			t.Errorf("%s: method %q, want %q", name, got, m)
+		}
+		if got := row(t, res, name).JSON().MannWhitneyMethod; got != string(m) {
+			t.Errorf("%s: JSON method %q, want %q", name, got, m)
+		}
+	}
+	notes := strings.Join(res.Notes(), "\n")
+	for _, line := range []string{"  exact: ttfp, e2e, rtf_last_chunk, rtf_e2e", "  exact with ties: underrun", "  none (all values equal): audio_duration"} {
+		if !strings.Contains(notes, line) {
+			t.Errorf("notes lack %q:\n%s", line, notes)
+		}
+	}
+	// Beyond 50 values: the normal approximation.
+	mk := func(name string, off float64) Run {
+		var recs []results.Record
+		for i := 0; i < 60; i++ {
+			recs = append(recs, results.Record{Seq: i, Kind: results.KindChat, E2ES: 1 + off + float64(i)/100})
+		}
+		return Run{Name: name, Records: recs}
+	}
+	res, err = Compare(mk("a", 0), mk("b", 0.005), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := row(t, res, "e2e").Comparison.MannWhitneyMethod; got != stats.MWNormal ||
+		!strings.Contains(strings.Join(res.Notes(), "\n"), "utest = Mann-Whitney U test, p normal approximation with tie and continuity corrections") {
+		t.Errorf("60 values: method %q, notes %q", got, res.Notes())
+	}
+}
+
+// lateRun is run's records as an open-loop run that measures from the
+// intended start, every request sent lag seconds after it was due; the
+// send-relative figures stay as they are.
+func lateRun(run Run, name string, lag float64) Run {
+	recs := append([]results.Record(nil), run.Records...)
+	for i := range recs {
+		recs[i].LatencyOrigin = results.OriginIntended
+		recs[i].LagS = lag
+		recs[i].IntendedS = recs[i].SentS - lag
+	}
+	h := run.Header
+	h.Mode = "open"
+	return Run{Name: name, Header: h, Records: recs}
+}
+
+// A run whose every request started 1 s late (coordinated omission) compares
+// worse than the original: compare reads latencies from their origin.
+func TestCompareLatencyOrigin(t *testing.T) {
+	base := load(t, "base.jsonl")
+	onTime, late := lateRun(base, "on time", 0), lateRun(base, "late", 1)
+	res, err := Compare(onTime, late, Options{Gates: []Gate{{"e2e", 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ttfp mean 126.2 ms + 1000 ms; e2e 1564 + 1000 ms. Every value moved by
+	// the same second, so the spread (and Welch's SE) is unchanged.
+	for name, want := range map[string]float64{"ttfp": 1126.2, "e2e": 2564} {
+		r := row(t, res, name)
+		if !near(r.B.Mean*1000, want, 1e-9) || !r.Significant || !(r.Comparison.DeltaPct > 50) {
+			t.Errorf("%s: B mean %v ms (want %v), significant %v, delta %v", name, r.B.Mean*1000, want, r.Significant, r.Comparison.DeltaPct)
+		}
+	}
+	if r := row(t, res, "rtf_e2e"); r.Significant {
+		t.Errorf("rtf_e2e changed: %+v", r.Comparison)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || re.Failed[0].Metric != "e2e" {
+		t.Errorf("Err() = %v, want the e2e gate failed", err)
+	}
+	// The same late run measured from the send compares equal: the origin
+	// is what makes the difference.
+	sendLate := lateRun(base, "late, from send", 1)
+	for i := range sendLate.Records {
+		sendLate.Records[i].LatencyOrigin = results.OriginSend
+	}
+	res, err = Compare(onTime, sendLate, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, res, "e2e"); r.Significant || r.B.Mean != r.A.Mean {
+		t.Errorf("from send: e2e %v vs %v, significant %v", r.A.Mean, r.B.Mean, r.Significant)
+	}
+}
+
+func TestFormatDeltaResidue(t *testing.T) {
+	for in, want := range map[float64]string{-8.88e-16: "0.00%", 1e-15: "0.00%", -0.004: "0.00%", 0.006: "+0.01%", -3.14159: "-3.14%", math.NaN(): "n/a"} {
+		if got := FormatDelta(in); got != want {
+			t.Errorf("FormatDelta(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A candidate whose every measured request failed is no unusable input:
+// without gates it is "nothing measured", with gates a regression.
+func TestCompareCandidateOnlyFailed(t *testing.T) {
+	base := load(t, "base.jsonl")
+	var failed []results.Record
+	for _, r := range withFailures(base, "x", 12).Records {
+		if !r.OK() {
+			failed = append(failed, r)
+		}
+	}
+	broken := Run{Name: "broken", Header: base.Header, Records: failed} // 13 failures, nothing else
+	if _, err := Compare(base, broken, Options{}); !errors.Is(err, ErrNothingMeasured) {
+		t.Errorf("without gates: error %v, want ErrNothingMeasured", err)
+	}
+	res, err := Compare(base, broken, Options{Gates: []Gate{{"e2e", 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RegressionError
+	if err := res.Err(); !errors.As(err, &re) || len(re.Failed) != 2 || re.Failed[1].Metric != FailureRateGate {
+		t.Fatalf("Err() = %v, want the e2e gate (not tested) and the failure-rate gate failed", err)
+	}
+	var buf bytes.Buffer
+	if err := res.Write(&buf, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "failed requests: A 9.1% (1/11), B 100.0% (13/13)") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	// A baseline that only failed is still nothing to compare against.
+	if _, err := Compare(broken, base, Options{Gates: []Gate{{"e2e", 50}}}); !errors.Is(err, ErrNothingMeasured) {
+		t.Errorf("broken baseline: error %v", err)
 	}
 }

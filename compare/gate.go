@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/omnibench/omnibench/stats"
 )
 
 // Gate is a regression limit: the run fails when Metric got significantly
@@ -14,17 +16,33 @@ type Gate struct {
 	MaxPct float64
 }
 
-// String returns the flag form, "ttfp:5".
-func (g Gate) String() string { return g.Metric + ":" + strconv.FormatFloat(g.MaxPct, 'g', -1, 64) }
+// String returns the flag form, "ttfp:5" ("failure_rate" for the
+// failure-rate gate, which has no limit).
+func (g Gate) String() string {
+	if g.Metric == FailureRateGate {
+		return g.Metric
+	}
+	return g.Metric + ":" + strconv.FormatFloat(g.MaxPct, 'g', -1, 64)
+}
+
+// FailureRateGate names the gate every regression check adds to the metric
+// gates: B must not fail more often than A beyond chance (see
+// EvaluateFailures).
+const FailureRateGate = "failure_rate"
 
 // ParseGate parses "METRIC:PCT" (for example "ttfp:5" or "e2e:10", an
-// optional trailing "%" is accepted). PCT must be a finite number >= 0.
-func ParseGate(s string) (Gate, error) {
+// optional trailing "%" is accepted) for a metric of Metrics. PCT must be a
+// finite number >= 0.
+func ParseGate(s string) (Gate, error) { return ParseGateFor(s, Metrics()) }
+
+// ParseGateFor parses "METRIC:PCT" for one of metrics (`omnibench ab`
+// compares other metrics than `omnibench compare`).
+func ParseGateFor(s string, metrics []Metric) (Gate, error) {
 	name, pct, ok := strings.Cut(s, ":")
 	if !ok {
 		return Gate{}, fmt.Errorf("regression gate %q: want METRIC:PCT, for example ttfp:5", s)
 	}
-	m, err := LookupMetric(name)
+	m, err := lookupMetric(name, metrics)
 	if err != nil {
 		return Gate{}, fmt.Errorf("regression gate %q: %w", s, err)
 	}
@@ -46,7 +64,7 @@ type GateResult struct {
 }
 
 // RegressionError is returned by Result.Err when at least one gate failed.
-// The command maps it to exit status 1.
+// The command maps it to exit status 3 (a gate missed).
 type RegressionError struct {
 	Failed []GateResult
 }
@@ -59,9 +77,10 @@ func (e *RegressionError) Error() string {
 	return "regression: " + strings.Join(parts, "; ")
 }
 
-// evaluate judges gate g against the rows. A gate on a metric that could not
-// be tested fails: a CI gate that cannot see its metric must not pass quietly.
-func evaluate(g Gate, rows []Row, alpha float64) GateResult {
+// EvaluateGate judges gate g against the rows of Analyze at level alpha. A
+// gate on a metric that could not be tested fails: a CI gate that cannot
+// see its metric must not pass quietly.
+func EvaluateGate(g Gate, rows []Row, alpha float64) GateResult {
 	gr := GateResult{Gate: g, DeltaPct: math.NaN(), HolmP: math.NaN()}
 	var row *Row
 	for i := range rows {
@@ -93,3 +112,38 @@ func evaluate(g Gate, rows []Row, alpha float64) GateResult {
 	}
 	return gr
 }
+
+// EvaluateFailures is the failure-rate gate: it fails when B's failure rate
+// is higher than A's beyond chance, Fisher's exact test (two-sided) giving
+// p < alpha. There is no tolerance: a gate that lets a server fail more
+// often "by a little" would pass a server that fails under load. Fewer
+// failures in B, or a difference within chance, passes. DeltaPct is the
+// change of the failure rate in percentage points; HolmP is NaN (the test is
+// not in the Holm family of the metrics).
+func EvaluateFailures(f stats.FailureRates, alpha float64) GateResult {
+	gr := GateResult{Gate: Gate{Metric: FailureRateGate}, DeltaPct: 100 * (f.RateB - f.RateA), HolmP: math.NaN()}
+	gr.Significant = f.Differ(alpha)
+	counts := fmt.Sprintf("%s vs A %s, fisher p %s", FormatFailures(f.FailedB, f.TotalB), FormatFailures(f.FailedA, f.TotalA), formatP(f.P))
+	switch {
+	case f.BWorse(alpha):
+		gr.Failed = true
+		gr.Reason = "B fails more often: " + counts
+	case gr.Significant:
+		gr.Reason = "B fails less often: " + counts
+	default:
+		gr.Reason = "no significant change: " + counts
+	}
+	return gr
+}
+
+// FormatFailures prints failed of total requests with the rate: "70.0%
+// (21/30)", "0/0" when there were none.
+func FormatFailures(failed, total int) string {
+	if total == 0 {
+		return fmt.Sprintf("%d/%d", failed, total)
+	}
+	return fmt.Sprintf("%.1f%% (%d/%d)", 100*float64(failed)/float64(total), failed, total)
+}
+
+// formatP prints a p-value in a sentence: three significant digits.
+func formatP(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }

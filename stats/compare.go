@@ -69,6 +69,9 @@ type Comparison struct {
 
 	Welch        WelchResult // about mean(A)-mean(B), CI at 1-Alpha
 	MannWhitneyP float64
+	// MannWhitneyMethod says how MannWhitneyP was computed (exact, exact
+	// with ties, or the normal approximation).
+	MannWhitneyMethod MannWhitneyMethod
 
 	// DeltaPct is B relative to A: 100*(mean(B)-mean(A))/|mean(A)|
 	// (NaN when mean(A) is 0). Positive means B is larger.
@@ -138,11 +141,11 @@ func CompareWith(a, b []float64, opts Options) (Comparison, error) {
 	mb, vb := c.B.Mean, c.B.Std*c.B.Std
 
 	c.Welch = welch(ma, va, na, mb, vb, nb, 1-opts.Alpha)
-	p, err := MannWhitneyP(a, b)
+	p, method, err := MannWhitney(a, b)
 	if err != nil {
 		return Comparison{}, fmt.Errorf("compare: %w", err)
 	}
-	c.MannWhitneyP = p
+	c.MannWhitneyP, c.MannWhitneyMethod = p, method
 
 	if ma == 0 {
 		c.DeltaPct, c.MDEPct = math.NaN(), math.NaN()
@@ -173,7 +176,7 @@ func CompareWith(a, b []float64, opts Options) (Comparison, error) {
 	case TestMannWhitney:
 		c.P = c.MannWhitneyP
 		if minP := MinMannWhitneyP(na, nb); minP >= opts.Alpha {
-			c.warn("too few samples: with n=%d and %d the Mann-Whitney test cannot reach p < %g (smallest p %.3g)", na, nb, opts.Alpha, minP)
+			c.warn("too few samples: with n=%d and %d the Mann-Whitney p cannot go below %.3g (alpha %g)", na, nb, minP, opts.Alpha)
 		}
 	default:
 		c.P = c.Welch.P
@@ -190,6 +193,6 @@ func (c *Comparison) warn(format string, args ...any) {
 // size below NEffWarnFraction of its length.
 func (c *Comparison) warnNEff(arm string, n int, neff, r1 float64) {
 	if neff < NEffWarnFraction*float64(n) {
-		c.warn("%s: effective sample size %.1f of %d (lag-1 autocorrelation %.2f): samples are serially correlated, p-values are optimistic", arm, neff, n, r1)
+		c.warn("%s: effective sample size %.1f of %d (lag-1 autocorr. %.2f): p-values too small", arm, neff, n, r1)
 	}
 }

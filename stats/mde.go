@@ -1,10 +1,6 @@
 package stats
 
-import (
-	"math"
-
-	"gonum.org/v1/gonum/stat/distuv"
-)
+import "math"
 
 // MDE returns the minimum detectable effect: the smallest true difference in
 // means that a two-sided test at level alpha would detect with the given
@@ -24,6 +20,5 @@ func MDE(se, df, alpha, power float64) float64 {
 	if !(df > 0) || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1) || math.IsNaN(se) {
 		return math.NaN()
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-	return (t.Quantile(1-alpha/2) + t.Quantile(power)) * se
+	return (tQuantile(1-alpha/2, df) + tQuantile(power, df)) * se
 }

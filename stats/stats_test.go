@@ -156,27 +156,57 @@ var (
 	refY2 = []float64{1.21, 1.18, 1.25, 1.19, 1.22, 1.20}
 )
 
+// largeArms are 5000 values each (Welch df about 9998, where gonum's t
+// distribution lost digits), built the same way in the reference script.
+func largeArms() (a, b []float64) {
+	for i := 0; i < 5000; i++ {
+		a = append(a, 1+float64((i*7919)%1000)/1000)
+		b = append(b, 1.01+float64((i*104729)%997)/997)
+	}
+	return a, b
+}
+
+// TestWelchReference checks t, df, p, the CI and the MDE against values in
+// 50-digit arithmetic from mpmath 1.3.0 (scipy's ttest_ind(equal_var=False)
+// definitions; scipy itself is not installed where they were computed):
+// moments of the float64 inputs, Welch–Satterthwaite df, p = 2 sf(|t|), the
+// CI Diff ± t_{(1+conf)/2} SE and the MDE (t_{1-alpha/2} + t_power) SE, with
+// the t distribution from mpmath.betainc and quantiles by mpmath.findroot
+// (testdata/welch_ref.py prints them). They agree with the go-notes values
+// (scipy, ten digits) where both exist.
 func TestWelchReference(t *testing.T) {
+	la, lb := largeArms()
 	cases := []struct {
-		name                  string
-		x, y                  []float64
-		tt, df, p, ciLo, ciHi float64
+		name                           string
+		x, y                           []float64
+		conf, alpha, power             float64
+		tt, df, p, ciLo, ciHi, se, mde float64
 	}{
-		{"case1", refX1, refY1, -1.658222799, 10.90087822, 0.1257382922, -2.912499348, 0.4112006466},
-		{"case2", refX2, refY2, -12.47458956, 8.257877942, 1.206476087e-06, -0.2347981264, -0.1618685402},
+		{"case1", refX1, refY1, 0.95, 0.05, 0.8, -1.6582227991958726, 10.900878224534966, 0.12573829218160618,
+			-2.9124993479193155, 0.41120064662061445, 0.7542106834231395, 2.3224252181901898},
+		{"case1 99%", refX1, refY1, 0.99, 0.01, 0.9, -1.6582227991958726, 10.900878224534966, 0.12573829218160618,
+			-3.5973674196456107, 1.0960687183469097, 0.7542106834231395, 3.3756287515307287},
+		{"case2", refX2, refY2, 0.95, 0.05, 0.8, -12.474589556990814, 8.2578779417630634, 1.2064760866936133e-6,
+			-0.23479812643412841, -0.16186854023253817, 0.015898986690282442, 0.050572628255382216},
+		{"case3", []float64{1, 2, 3}, []float64{5, 5, 5.5, 4.5, 6, 4}, 0.95, 0.05, 0.8, -4.6475800154489003, 3.048780487804878,
+			0.018123793259164494, -5.0357906408871765, -0.96420935911282352, 0.64549722436790281, 2.6657976609241663},
+		{"large", la, lb, 0.95, 0.05, 0.8, -1.6327620284125557, 9997.9996242294957, 0.10255054598503508,
+			-0.020744037013235845, 0.0018904763311896876, 0.0057735176204386724, 0.016176579267880092},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := Welch(c.x, c.y, 0.95)
+			r, err := Welch(c.x, c.y, c.conf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(t, "t", r.T, c.tt, sig9)
-			check(t, "df", r.DF, c.df, sig9)
-			check(t, "p", r.P, c.p, sig9)
-			check(t, "ci low", r.CILow, c.ciLo, sig9)
-			check(t, "ci high", r.CIHigh, c.ciHi, sig9)
-			t.Logf("%s: t=%.13g df=%.13g p=%.13g ci=[%.13g, %.13g]", c.name, r.T, r.DF, r.P, r.CILow, r.CIHigh)
+			const tol = 1e-12
+			check(t, "t", r.T, c.tt, tol)
+			check(t, "df", r.DF, c.df, tol)
+			check(t, "p", r.P, c.p, tol)
+			check(t, "ci low", r.CILow, c.ciLo, tol)
+			check(t, "ci high", r.CIHigh, c.ciHi, tol)
+			check(t, "se", r.SE, c.se, tol)
+			check(t, "mde", MDE(r.SE, r.DF, c.alpha, c.power), c.mde, tol)
 		})
 	}
 }
@@ -196,9 +226,9 @@ func TestWelchOneArmConstant(t *testing.T) {
 	}
 	check(t, "t", r.T, -5.196152422706632, 1e-13)
 	check(t, "df", r.DF, 2, 1e-13)
-	check(t, "p", r.P, 0.03509871864598468, 1e-10)
-	check(t, "ci low", r.CILow, -5.48413771175033, 1e-10)
-	check(t, "ci high", r.CIHigh, -0.5158622882496693, 1e-10)
+	check(t, "p", r.P, 0.03509871864598468, 1e-13)
+	check(t, "ci low", r.CILow, -5.48413771175033, 1e-13)
+	check(t, "ci high", r.CIHigh, -0.5158622882496693, 1e-13)
 }
 
 func TestWelchErrors(t *testing.T) {
@@ -288,10 +318,10 @@ func TestMDE(t *testing.T) {
 	// df = 2 closed form (see TestWelchOneArmConstant): t_{0.975,2} =
 	// 4.302652729749464, t_{0.8,2} = 0.6/sqrt(0.32) = 1.0606601717798212;
 	// sum 5.363312901529285; with SE 0.5 the MDE is 2.6816564507646425.
-	check(t, "df=2", MDE(0.5, 2, 0.05, 0.8), 2.6816564507646425, 1e-10)
+	check(t, "df=2", MDE(0.5, 2, 0.05, 0.8), 2.6816564507646425, 1e-13)
 	// df = 1 is the Cauchy distribution: quantile(q) = tan(π(q-1/2)):
 	// tan(0.475π) + tan(0.3π) = 12.706204736174696 + 1.3763819204711734 = 14.08258665664587.
-	check(t, "df=1", MDE(1, 1, 0.05, 0.8), 14.08258665664587, 1e-10)
+	check(t, "df=1", MDE(1, 1, 0.05, 0.8), 14.08258665664587, 1e-13)
 	if MDE(0, 10, 0.05, 0.8) != 0 {
 		t.Error("MDE with SE 0 is not 0")
 	}
@@ -366,7 +396,7 @@ func TestCompareReference(t *testing.T) {
 	// MDE from the same SE and df as the test; SE = diff/t.
 	se := (86.0/7 - 148.9/11) / -1.658222799
 	check(t, "se", c.Welch.SE, se, 1e-9)
-	check(t, "mde", c.MDE, MDE(se, 10.90087822, 0.05, 0.8), 1e-8)
+	check(t, "mde", c.MDE, 2.3224252181901898, 1e-12) // mpmath, see TestWelchReference
 	check(t, "mde pct", c.MDEPct, 100*c.MDE/(86.0/7), 1e-12)
 
 	c, err = Compare(refX2, refY2, 0.05)
@@ -495,4 +525,49 @@ func hasWarning(ws []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+func TestMannWhitneyMethod(t *testing.T) {
+	seq := func(n int, from, step float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = from + float64(i)*step
+		}
+		return xs
+	}
+	for _, c := range []struct {
+		name string
+		a, b []float64
+		want MannWhitneyMethod
+	}{
+		// The go-notes case: 7 and 11 distinct values, exact p 0.1508924082.
+		{"exact", refX1, refY1, MWExact},
+		{"exact with ties", []float64{1, 2, 2, 3}, []float64{2, 4, 5}, MWExactTies},
+		// 51 values: beyond the exact limit of 50.
+		{"normal, no ties", seq(51, 0, 1), seq(51, 0.5, 1), MWNormal},
+		// 26 values with a tie: beyond the ties limit of 25.
+		{"normal, ties", append(seq(25, 0, 1), 3), seq(26, 0.5, 1), MWNormal},
+		{"exact at the limit", seq(50, 0, 1), seq(50, 0.5, 1), MWExact},
+		{"all equal", []float64{4, 4}, []float64{4}, MWAllEqual},
+	} {
+		_, m, err := MannWhitney(c.a, c.b)
+		if err != nil || m != c.want {
+			t.Errorf("%s: method %q (%v), want %q", c.name, m, err, c.want)
+		}
+		cmp, err := Compare(c.a, c.b, 0.05)
+		if err == nil && cmp.MannWhitneyMethod != c.want {
+			t.Errorf("%s: Comparison.MannWhitneyMethod %q, want %q", c.name, cmp.MannWhitneyMethod, c.want)
+		}
+	}
+}
+
+func TestPopulationStd(t *testing.T) {
+	// [2 4 4 4 5 5 7 9]: mean 5, squared deviations 32, /8 = 4: std 2
+	// (numpy.std's textbook example).
+	check(t, "std", PopulationStd([]float64{2, 4, 4, 4, 5, 5, 7, 9}), 2, 1e-15)
+	check(t, "one value", PopulationStd([]float64{3}), 0, 0)
+	check(t, "offset", PopulationStd([]float64{1e9 + 1, 1e9 + 2, 1e9 + 3}), math.Sqrt(2.0/3), 1e-12)
+	if !math.IsNaN(PopulationStd(nil)) {
+		t.Error("PopulationStd(nil) is not NaN")
+	}
 }

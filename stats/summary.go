@@ -115,30 +115,48 @@ func (s Summary) Percentile(p float64) (float64, bool) {
 }
 
 // meanStd returns the mean and the sample standard deviation (NaN for one
-// value). It uses two passes with the compensated second pass (Chan, Golub
-// and LeVeque), which keeps full precision when the spread is tiny compared
-// with the mean, as with latencies of 1.000123 s.
+// value).
 func meanStd(xs []float64) (mean, std float64) {
+	mean, ss := meanSS(xs)
+	if len(xs) < 2 {
+		return mean, math.NaN()
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// PopulationStd is the population standard deviation sqrt(Σ(x-mean)²/n),
+// numpy.std with its default ddof=0 (the vLLM-Omni benchmark's std_*); NaN
+// for no values. Summary.Std is the sample one (n-1).
+func PopulationStd(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	_, ss := meanSS(xs)
+	return math.Sqrt(ss / float64(len(xs)))
+}
+
+// meanSS returns the mean and the sum of squared deviations from it, in two
+// passes with the compensated second pass (Chan, Golub and LeVeque), which
+// keeps full precision when the spread is tiny compared with the mean, as
+// with latencies of 1.000123 s.
+func meanSS(xs []float64) (mean, ss float64) {
 	n := float64(len(xs))
 	var sum float64
 	for _, x := range xs {
 		sum += x
 	}
 	mean = sum / n
-	if len(xs) < 2 {
-		return mean, math.NaN()
-	}
-	var ss, comp float64
+	var comp float64
 	for _, x := range xs {
 		d := x - mean
 		ss += d * d
 		comp += d
 	}
-	v := (ss - comp*comp/n) / (n - 1)
-	if v < 0 { // rounding on constant input
-		v = 0
+	ss -= comp * comp / n
+	if ss < 0 { // rounding on constant input
+		ss = 0
 	}
-	return mean, math.Sqrt(v)
+	return mean, ss
 }
 
 // Float is a float64 that marshals to JSON as a number, or as null when it is

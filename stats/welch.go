@@ -3,8 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // WelchResult is Welch's unequal-variance two-sample t-test of mean(A) against
@@ -62,13 +60,9 @@ func welch(ma, va float64, na int, mb, vb float64, nb int, confidence float64) W
 	}
 	r.T = r.Diff / r.SE
 	r.DF = (qa + qb) * (qa + qb) / (qa*qa/float64(na-1) + qb*qb/float64(nb-1))
-	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r.DF}
 	// Survival of |t| directly, not 1-CDF, so tiny p-values keep their digits.
-	r.P = 2 * dist.Survival(math.Abs(r.T))
-	if r.P > 1 {
-		r.P = 1
-	}
-	half := dist.Quantile(0.5+confidence/2) * r.SE
+	r.P = math.Min(1, 2*tSurvival(math.Abs(r.T), r.DF))
+	half := tQuantile(0.5+confidence/2, r.DF) * r.SE
 	r.CILow, r.CIHigh = r.Diff-half, r.Diff+half
 	return r
 }

@@ -9,7 +9,6 @@ package summary
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 
 	"github.com/omnibench/omnibench/continuity"
@@ -125,6 +124,7 @@ type Summary struct {
 	Players       Players        `json:"players"`
 	Audio         Audio          `json:"audio"`
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
+	bench         *benchSamples  // the benchmark's per-request figures, for Bench
 	Percentiles   []float64      `json:"percentiles"`
 	// Errors is the error set: one group per distinct (class, status,
 	// message) of the failed measured requests, most frequent first, at most
@@ -304,74 +304,13 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodput(recs, opts.Goodput, s.DurationS)
 	}
+	s.bench = benchSamplesOf(recs, opts.Percentiles)
 	for k := range s.Requests.ByStatus {
 		if k == "0" {
 			s.Warnings = append(s.Warnings, "http_status errors without a status code")
 		}
 	}
 	return s
-}
-
-// Bench returns the figures under the vLLM-Omni benchmark's key names
-// (completed, failed, duration, request_throughput, mean_/median_/std_/pNN_
-// of audio_ttfp_ms, audio_rtf, audio_duration_s, audio_underrun_s, ttft_ms,
-// e2el_ms, total_audio_duration_s, total_audio_frames, audio_throughput,
-// audio_continuity_ok_rate). Undefined figures are left out.
-func (s *Summary) Bench() map[string]float64 {
-	out := map[string]float64{
-		"completed":              float64(s.Requests.Completed),
-		"failed":                 float64(s.Requests.Failed),
-		"duration":               s.DurationS,
-		"request_throughput":     s.RequestRate,
-		"total_audio_duration_s": s.Audio.TotalDurationS,
-		"total_audio_frames":     float64(s.Audio.TotalFrames),
-		"audio_throughput":       s.Audio.Throughput,
-	}
-	stems := map[string]string{
-		MetricTTFP: "audio_ttfp_ms", MetricAudioRTF: "audio_rtf", MetricDuration: "audio_duration_s",
-		MetricUnderrun: "audio_underrun_s", MetricTTFT: "ttft_ms", MetricE2E: "e2el_ms", MetricTextGap: "itl_ms",
-		MetricRTFLastChunk: "rtf_last_chunk", MetricRTFE2E: "rtf_e2e", MetricRTFServer: "rtf_server",
-	}
-	for _, m := range s.Metrics {
-		stem, ok := stems[m.Name]
-		if !ok || m.Summary.N == 0 {
-			continue
-		}
-		put := func(k string, v float64) {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				out[k] = v
-			}
-		}
-		put("mean_"+stem, m.Summary.Mean)
-		put("median_"+stem, m.Summary.Median)
-		put("std_"+stem, m.Summary.Std)
-		for _, p := range m.Summary.Percentiles {
-			put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
-		}
-	}
-	for _, c := range s.Continuity {
-		if c.Of == 0 {
-			continue
-		}
-		if c.ThresholdMS == "100" {
-			out["audio_continuity_ok_rate"] = c.Rate
-		}
-		out["audio_continuity_ok_rate_"+c.ThresholdMS+"ms"] = c.Rate
-	}
-	if s.Goodput != nil {
-		out["request_goodput"] = s.Goodput.Rate
-	}
-	return out
-}
-
-// BenchKeys returns Bench's keys sorted, for stable output.
-func BenchKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (c Continuity) String() string {

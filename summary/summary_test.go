@@ -154,7 +154,8 @@ func TestBenchKeys(t *testing.T) {
 	// p99 of [100,200,300]: h = 1.98 -> 200 + 0.98*100 = 298.
 	approx(t, "p99_audio_ttfp_ms", b["p99_audio_ttfp_ms"], 298)
 	approx(t, "audio_throughput", b["audio_throughput"], 1)
-	approx(t, "audio_continuity_ok_rate", b["audio_continuity_ok_rate"], 2.0/3)
+	// The benchmark does not measure chat continuity: every chat response is continuous.
+	approx(t, "audio_continuity_ok_rate", b["audio_continuity_ok_rate"], 1)
 	approx(t, "completed", b["completed"], 3)
 	if _, err := json.Marshal(s); err != nil {
 		t.Fatalf("summary does not marshal: %v", err)

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/abtest"
+	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -35,6 +37,7 @@ type abOptions struct {
 	startupTimeout time.Duration
 	stopGrace      time.Duration
 	html           string
+	gates          []string
 }
 
 // abRunFlagsRejected are run flags that have no meaning for ab, with what
@@ -56,12 +59,34 @@ func newABCmd() *cobra.Command {
 		Use:   "ab",
 		Short: "A/B-test two servers, or one server with stats on and off, with interleaved rounds and significance tests",
 		Long: `ab runs the same seeded workload against two arms and says whether they
-differ: per arm n, mean, median and p95 of e2e, TTFP and the audio RTF; the
-change of B against A; Welch's t, df, p and confidence interval; the
-Mann-Whitney p; Hedges' g; the minimum detectable effect; warnings about
-serially correlated samples; the verdict at --alpha (Holm-corrected across
-the three metrics); and each arm's /metrics size (lines, families, series,
-empty families, upstream vllm: families).
+differ: per arm n and mean of e2e, TTFP and the audio RTF (the unit is in
+the metric's label), the change of B against A, the Holm-adjusted p and a
+verdict at --alpha (Holm-corrected across the three metrics); each arm's
+failed requests (count and rate) with Fisher's exact test; Welch's t, df, p
+and confidence interval; the Mann-Whitney p and how it was computed (exact;
+exact with ties; or, beyond 50 values, or 25 with ties, the normal
+approximation with tie and continuity corrections); Hedges' g; the minimum
+detectable effect; warnings about serially correlated samples; the
+percentiles of both arms; and each arm's /metrics size (lines, families,
+series, empty families, upstream vllm: families).
+
+A verdict is given only when the experiment is what it claims:
+  --log-stats checks, from each arm's /metrics after its first round and
+  with the detection of "check --stats auto", that A has stats on and B off;
+  when they do not differ as claimed there is no verdict (exit 2), and the
+  error says what each arm showed and which flag is probably wrong.
+  A managed server that exits or stops answering GET /health during a round
+  ends the run (exit 1) with what broke.
+  When the arms' failure rates differ beyond chance (Fisher, --alpha), an arm
+  broke: no latency verdict (exit 1), or, with --fail-on-regression and B
+  failing more often, a regression (exit 3).
+--fail-on-regression METRIC:PCT (e2e, ttfp, audio_rtf) exits 3 when METRIC
+got significantly worse in B by more than PCT percent, or when B fails more
+often than A beyond chance, as in "omnibench compare".
+
+Exit status: 0 a verdict (whatever it says), 1 an arm broke or measured
+nothing, 2 unusable input or arms that do not differ as claimed, 3 a
+regression gate failed, 130 interrupted.
 
 Arms come from one of:
   --a-url and --b-url          two running servers;
@@ -129,6 +154,7 @@ the ones that choose a single target or its scrape.`,
 	f.DurationVar(&o.startupTimeout, "startup-timeout", abtest.DefaultStartupTimeout, "how long a server command may take to answer GET /health with 200")
 	f.DurationVar(&o.stopGrace, "stop-grace", abtest.DefaultStopGrace, "after SIGTERM, how long a server command may take to exit before SIGKILL")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report (tables and the arms' distributions) to this file")
+	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse in B by more than PCT %, or B fails more often beyond chance (repeatable; metrics: "+strings.Join(abMetricNames(), ", ")+")")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -185,7 +211,16 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--test: %w", err)
 	}
+	var gates []compare.Gate
+	for _, g := range o.gates {
+		gate, err := compare.ParseGateFor(g, abtest.Metrics())
+		if err != nil {
+			return cfg, fmt.Errorf("--fail-on-regression: %w", err)
+		}
+		gates = append(gates, gate)
+	}
 	cfg = abtest.Config{
+		Gates:          gates,
 		Run:            rcfg,
 		Rounds:         o.rounds,
 		Stats:          stats.Options{Alpha: o.alpha, Power: o.power, Test: test, Percentiles: o.run.percentiles},
@@ -244,6 +279,31 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 		cfg.B.Label = o.bLabel
 	}
 	return cfg, nil
+}
+
+func abMetricNames() []string {
+	var names []string
+	for _, m := range abtest.Metrics() {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// refusal maps an A/B run that gave no verdict to its exit status: 2 for
+// an unusable configuration and for arms that do not show the stats they
+// claim (a wrong flag, named), 1 for the rest (a server that broke, nothing
+// measured).
+func (o *abOptions) refusal(err error) error {
+	switch {
+	case errors.Is(err, abtest.ErrInvalidConfig):
+		return withExitCode(2, err)
+	case errors.Is(err, abtest.ErrStatsMismatch):
+		if o.serverCmd != "" {
+			err = fmt.Errorf("%w (given --stats-on-flag %q, --stats-off-flag %q)", err, o.statsOnFlag, o.statsOffFlag)
+		}
+		return withExitCode(2, err)
+	}
+	return err
 }
 
 // arm builds arm "a" or "b" from its URL and command flags.
@@ -309,7 +369,7 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	if res == nil || res.Verdict == "" {
 		// Nothing was analysed (bad configuration, or a server that
 		// failed before the run could finish).
-		return runErr
+		return o.refusal(runErr)
 	}
 	if err := res.Write(cmd.OutOrStdout(), o.run.format); err != nil {
 		return err
@@ -322,5 +382,9 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
-	return runErr
+	var re *compare.RegressionError
+	if errors.As(runErr, &re) {
+		return withExitCode(3, runErr)
+	}
+	return runErr // a broken arm (abtest.ErrArmBroken) or a failed round: exit 1
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/omnibench/omnibench/abtest"
 )
 
 // runAB runs `omnibench ab args...` in-process and returns stdout, stderr
@@ -47,10 +49,14 @@ func TestABCmdFlagErrors(t *testing.T) {
 		{[]string{"--a-cmd", "srv --api-key sk-123", "--b-url", "http://127.0.0.1:1"}, "put {port} where the port goes"},
 		{[]string{"--rounds", "0"}, "--rounds 0: want at least 1"},
 		{[]string{"-n", "3", "--rounds", "4"}, "3 requests per arm cannot be split into 4 rounds"},
+		{[]string{"--fail-on-regression", "ttft:5"}, `--fail-on-regression: regression gate "ttft:5": unknown metric "ttft" (want one of e2e, ttfp, audio_rtf)`},
 	} {
 		_, _, err := runAB(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ab %q: error %v, want %q", tc.args, err, tc.want)
+		}
+		if ee := (*exitError)(nil); !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("ab %q: error %v, want exit status 2 (unusable input)", tc.args, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "sk-123") {
 			t.Errorf("ab %q: the error leaks the API key: %v", tc.args, err)
@@ -246,6 +252,62 @@ func TestABCmd(t *testing.T) {
 			t.Errorf("labels %q, %q", doc.A.Label, doc.B.Label)
 		}
 		abAssertGone(t, append(doc.A.ServerPIDs, doc.B.ServerPIDs...)...)
+	})
+
+	t.Run("log-stats arms that do not differ", func(t *testing.T) {
+		// The issue's reproduction: serve keeps stats off without a flag,
+		// so an empty --stats-on-flag leaves both arms off.
+		for _, tc := range []struct {
+			name, on, off string
+			want          []string
+		}{
+			{"both off", "", "--disable-log-stats", []string{
+				"arm A (claimed stats on, with no argument) showed off (detected: no upstream vllm:* family",
+				"arm B (claimed stats off, with --disable-log-stats) showed off (detected",
+				"probably wrong: arm A's stats-on argument(s)", `given --stats-on-flag "", --stats-off-flag "--disable-log-stats"`}},
+			{"both on", "--log-stats", "--log-stats", []string{
+				"arm A (claimed stats on, with --log-stats) showed on (detected: ",
+				"arm B (claimed stats off, with --log-stats) showed on (detected: ",
+				"probably wrong: arm B's stats-off argument(s)"}},
+			{"swapped", "--disable-log-stats", "--log-stats", []string{"look swapped"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				out, _, err := runAB(t, "--log-stats", "--server-cmd", abServeCmd(bin), "--stats-on-flag", tc.on, "--stats-off-flag", tc.off,
+					"-n", "4", "--settle", "0", "--format", "json", "--out", t.TempDir())
+				var ee *exitError
+				if !errors.As(err, &ee) || ee.code != 2 {
+					t.Fatalf("error %v, want exit status 2", err)
+				}
+				for _, want := range tc.want {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error lacks %q:\n%v", want, err)
+					}
+				}
+				if out != "" || strings.Contains(err.Error(), "no significant difference") {
+					t.Errorf("a verdict was given:\n%s", out)
+				}
+			})
+		}
+	})
+
+	t.Run("failing arm", func(t *testing.T) {
+		// 70% of arm A's requests fail (HTTP 500): no verdict, exit 1.
+		out, _, err := runAB(t, "--a-cmd", abServeCmd(bin, "--log-stats", "--fault-500", "0.7"), "--b-cmd", abServeCmd(bin, "--log-stats"),
+			"-n", "20", "--settle", "0", "--out", t.TempDir())
+		var ee *exitError
+		if err == nil || errors.As(err, &ee) || !errors.Is(err, abtest.ErrArmBroken) ||
+			!strings.Contains(err.Error(), "A fails more often than B beyond chance: A ") {
+			t.Fatalf("error %v, want exit 1 and an arm that broke", err)
+		}
+		if strings.Contains(out, "no significant difference at alpha") || !strings.Contains(out, "no latency verdict") {
+			t.Errorf("stdout:\n%s", out)
+		}
+		// B failing under --fail-on-regression is a regression: exit 3.
+		_, _, err = runAB(t, "--a-cmd", abServeCmd(bin, "--log-stats"), "--b-cmd", abServeCmd(bin, "--log-stats", "--fault-500", "0.7"),
+			"-n", "20", "--settle", "0", "--fail-on-regression", "e2e:50", "--out", t.TempDir())
+		if !errors.As(err, &ee) || ee.code != 3 || !strings.Contains(err.Error(), "failure_rate: B fails more often: ") {
+			t.Fatalf("error %v, want exit 3 and the failure-rate gate", err)
+		}
 	})
 
 	t.Run("server fails to start", func(t *testing.T) {

@@ -30,18 +30,31 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare two saved runs (B against A) with significance tests and regression gates",
 		Long: `compare reads two results files written by "omnibench run", keeps the
 successful non-warm-up requests, and prints one row per metric (ttfp, ttft,
-e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration): each run's mean and
-median, the change of B relative to A (100*(mean B - mean A)/mean A), the
-Welch t-test and Mann-Whitney U p-values, and the Holm-adjusted p-value over
-all metrics tested. The change shows "~" when it is not significant at
---alpha after the Holm correction. Warnings (too few samples, serially
-correlated samples, runs with different set-ups) follow the table.
+e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration; the unit is in the
+metric's label): each run's sample count and mean, the change of B relative
+to A (100*(mean B - mean A)/mean A), the Welch t-test and Mann-Whitney U
+p-values, the Holm-adjusted p-value of the deciding test (--test) over all
+metrics tested, and the minimum detectable effect; then the percentiles of
+both runs. The change shows "~" when it is not significant at --alpha after
+the Holm correction. The notes under the table say how each Mann-Whitney p
+was computed (exact; exact with ties; or, beyond 50 values, or 25 with
+ties, the normal approximation with tie and continuity corrections), both
+runs' failed requests with Fisher's exact test, and the warnings (too few
+samples, serially correlated samples, runs with different set-ups).
+--format csv writes one tidy row per metric (plain numbers, notes on
+stderr); --format json has every statistic.
 
 --fail-on-regression METRIC:PCT fails when METRIC got significantly larger
-(worse) by more than PCT percent; a gated metric that cannot be tested fails too.
+(worse) by more than PCT percent; a gated metric that cannot be tested fails
+too. With any --fail-on-regression, B must also not fail more often than A
+beyond chance: Fisher's exact test (two-sided) of the failed and successful
+measured requests of both runs at --alpha (no tolerance; the failure_rate
+gate). Every output states both runs' failures and the Fisher p.
 
-Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
-(bad flags, unreadable or empty results files).`,
+Exit status: 0 no regression, 3 a regression gate failed (also when every
+measured request of B failed), 1 a run whose measured requests all failed
+(without gates), 2 unusable input (bad flags, unreadable results files,
+files without measured requests).`,
 		Example: `  omnibench compare base.jsonl candidate.jsonl
   omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
   omnibench compare base.jsonl candidate.jsonl --format json`,
@@ -61,7 +74,7 @@ Exit status: 0 no regression, 1 a regression gate failed, 2 unusable input
 	f.StringVar(&o.test, "test", stats.TestWelch.String(), "test that decides significance: welch (means) or utest (Mann-Whitney)")
 	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
 	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report (tables and both runs' distributions) to this file")
-	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 1 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
+	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
@@ -99,6 +112,9 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 		return withExitCode(2, err)
 	}
 	res, err := compare.Compare(a, b, opts)
+	if errors.Is(err, compare.ErrNothingMeasured) {
+		return withExitCode(1, err)
+	}
 	if err != nil {
 		return withExitCode(2, err)
 	}
@@ -119,7 +135,7 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	if err := res.Err(); err != nil {
 		var re *compare.RegressionError
 		if errors.As(err, &re) {
-			return withExitCode(1, err)
+			return withExitCode(3, err)
 		}
 		return err
 	}

@@ -1,0 +1,149 @@
+package summary
+
+import (
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/stats"
+)
+
+// The bench block: the figures of the vLLM-Omni benchmark client
+// (vllm bench serve --omni), computed the way it computes them, so that a
+// Bench map can be compared key by key with the benchmark's JSON. Its
+// definitions differ from omnibench's own in the main summary on purpose:
+//
+//   - std_* is the population standard deviation (numpy.std, ddof=0); the
+//     main summary's std is the sample one (n-1).
+//   - Every successful request is a sample of every distribution: a response
+//     without audio contributes 0 to audio_ttfp, audio_rtf, audio_duration and
+//     audio_underrun, one without text 0 to ttft, and counts as continuous. The
+//     main summary leaves such responses out of the audio and text figures.
+//   - Chat responses are continuous and have no underrun, as the benchmark
+//     does not measure chat continuity (protocol section 10); speech
+//     responses use omnibench's measured underrun and the 100 ms verdict.
+//   - Latencies are measured from the actual send (the benchmark starts its
+//     clock when it sends), not from the intended start.
+//   - audio_rtf is the last-chunk RTF for chat and the whole-response RTF for
+//     speech.
+//
+// The keys: completed, failed, duration, request_throughput,
+// total_audio_duration_s, total_audio_frames, audio_throughput,
+// audio_continuity_ok_rate, request_goodput (with goodput SLOs), and mean_,
+// median_, std_ and p<P>_ of ttft_ms, e2el_ms, itl_ms, audio_ttfp_ms,
+// audio_rtf, audio_duration_s and audio_underrun_s.
+
+// benchSamples are the benchmark's per-request samples of one run.
+type benchSamples struct {
+	percentiles []float64
+	dists       map[string][]float64 // key stem -> samples in the key's unit
+	okCount     int                  // continuous responses (benchmark semantics)
+	completed   int
+}
+
+// benchContinuityMS is the threshold of the benchmark's continuity verdict
+// that omnibench reports under audio_continuity_ok_rate.
+const benchContinuityMS = "100"
+
+// benchSamplesOf collects the benchmark's samples from the successful
+// measured records.
+func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples {
+	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
+	add := func(stem string, v float64) { b.dists[stem] = append(b.dists[stem], v) }
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() {
+			continue
+		}
+		b.completed++
+		add("ttft_ms", 1000*r.TTFTS)
+		add("e2el_ms", 1000*r.E2ES)
+		for _, g := range r.TextGapsS {
+			add("itl_ms", 1000*g)
+		}
+		var ttfp, rtf, underrun float64
+		ok := true
+		if r.HasAudio() {
+			ttfp = r.TTFPS
+			if r.AudioDurationS > 0 {
+				rtf = r.RTFE2E
+				if r.Kind == results.KindChat {
+					rtf = r.RTFLastChunk
+				}
+			}
+			if c := r.Continuity; c != nil && r.Kind != results.KindChat {
+				underrun = c.MaxUnderrunS
+				verdict, known := c.OK[benchContinuityMS]
+				ok = verdict || (!known && c.MaxUnderrunS <= 0.1)
+			}
+		}
+		add("audio_ttfp_ms", 1000*ttfp)
+		add("audio_rtf", rtf)
+		add("audio_duration_s", r.AudioDurationS)
+		add("audio_underrun_s", underrun)
+		if ok {
+			b.okCount++
+		}
+	}
+	return b
+}
+
+// benchStems are the distribution keys of the bench block, in key order.
+var benchStems = []string{"ttft_ms", "e2el_ms", "itl_ms", "audio_ttfp_ms", "audio_rtf", "audio_duration_s", "audio_underrun_s"}
+
+// Bench returns the figures under the vLLM-Omni benchmark's key names with
+// the benchmark's definitions (see the comment at the top of this file).
+// Undefined figures (a distribution without samples) are left out. A
+// Summary that Compute did not build (decoded from JSON) has only the
+// counts, rates and totals.
+func (s *Summary) Bench() map[string]float64 {
+	out := map[string]float64{
+		"completed":              float64(s.Requests.Completed),
+		"failed":                 float64(s.Requests.Failed),
+		"duration":               s.DurationS,
+		"request_throughput":     s.RequestRate,
+		"total_audio_duration_s": s.Audio.TotalDurationS,
+		"total_audio_frames":     float64(s.Audio.TotalFrames),
+		"audio_throughput":       s.Audio.Throughput,
+	}
+	if s.Goodput != nil {
+		out["request_goodput"] = s.Goodput.Rate
+	}
+	b := s.bench
+	if b == nil {
+		return out
+	}
+	if b.completed > 0 {
+		out["audio_continuity_ok_rate"] = float64(b.okCount) / float64(b.completed)
+	}
+	for _, stem := range benchStems {
+		xs := b.dists[stem]
+		if len(xs) == 0 {
+			continue
+		}
+		sum := stats.Summarize(xs, b.percentiles)
+		put := func(k string, v float64) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				out[k] = v
+			}
+		}
+		put("mean_"+stem, sum.Mean)
+		put("median_"+stem, sum.Median)
+		put("std_"+stem, stats.PopulationStd(xs))
+		for _, p := range sum.Percentiles {
+			put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
+		}
+	}
+	return out
+}
+
+// BenchKeys returns Bench's keys sorted, for stable output.
+func BenchKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
