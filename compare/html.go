@@ -27,7 +27,7 @@ func (r *Result) HTML(a, b Run) report.HTMLReport {
 	}
 	return report.HTMLReport{
 		Title:    "omnibench compare: " + a.Name + " vs " + b.Name,
-		Header:   &a.Header,
+		Runs:     []report.NamedHeader{{Name: "A", Header: a.Header}, {Name: "B", Header: b.Header}},
 		Sections: report.ABSections(armA, armB, r.Tables()),
 	}
 }

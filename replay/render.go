@@ -34,15 +34,17 @@ func WriteJSON(w io.Writer, file *File, responses []Response, sum Summary) error
 }
 
 // Tables renders a replay as a per-response table and a summary table.
+// Units are in the headers; the player models are explained in notes.
 func Tables(file *File, opts Options, responses []Response, sum Summary) []report.Table {
-	header := []string{"id", "chunks", "audio s", "max underrun ms", "events"}
+	header := []string{"id", "chunks", "audio (s)", "max underrun (ms)", "underrun events"}
 	for _, th := range opts.Thresholds {
-		header = append(header, "ok <="+continuity.ThresholdLabel(th)+"ms")
+		header = append(header, "ok at "+continuity.ThresholdLabel(th)+" ms")
 	}
-	header = append(header, "stall-resume stalls", "stall-resume total ms", "pre-roll start ms", "pre-roll stalls", "pre-roll total ms")
-	per := report.Table{Title: "Responses (" + file.Name + ")", Header: header}
+	header = append(header, "S&R stalls", "S&R stall (ms)", "PR start (ms)", "PR stalls", "PR stall (ms)")
+	per := report.Table{Title: "Responses", Header: header, Notes: []string{
+		"ok at T ms: the longest underrun is at most T. S&R: the stall-and-resume player; PR: the pre-roll player (start: its start-up delay)."}}
 	for _, r := range responses {
-		row := []string{r.ID, strconv.Itoa(r.Chunks), fmt.Sprintf("%.2f", r.AudioS), ms(r.MaxUnderrunS), strconv.Itoa(r.UnderrunEvents)}
+		row := []string{r.ID, strconv.Itoa(r.Chunks), report.FormatFixed(r.AudioS, 2), ms(r.MaxUnderrunS), strconv.Itoa(r.UnderrunEvents)}
 		for _, th := range opts.Thresholds {
 			row = append(row, yesNo(r.OK[continuity.ThresholdLabel(th)]))
 		}
@@ -54,50 +56,52 @@ func Tables(file *File, opts Options, responses []Response, sum Summary) []repor
 
 	s := report.Table{Title: "Summary", Header: []string{"metric", "value"}}
 	add := func(k, v string) { s.Rows = append(s.Rows, []string{k, v}) }
+	add("file", file.Name)
 	add("responses", strconv.Itoa(sum.Responses))
 	if len(file.Skipped) > 0 {
 		add("skipped", skippedText(file.Skipped))
 	}
-	add("audio s", fmt.Sprintf("%.2f", sum.AudioS))
+	add("audio (s)", report.FormatFixed(sum.AudioS, 2))
+	underrun := s.Footnote("underrun: the never-pausing player from the first chunk (protocol section 7); continuous = max underrun <= threshold")
 	for _, th := range opts.Thresholds {
 		l := continuity.ThresholdLabel(th)
-		add("continuous <="+l+"ms", fmt.Sprintf("%.1f%%", 100*sum.ContinuousRate[l]))
+		add("continuous <="+l+"ms "+underrun, report.FormatPct(100*sum.ContinuousRate[l]))
 	}
 	add("responses with underrun", strconv.Itoa(sum.WithUnderrun))
-	add("mean max underrun ms", ms(sum.MeanMaxUnderrunS))
-	add("worst max underrun ms", ms(sum.MaxMaxUnderrunS))
-	add("mean underrun events", fmt.Sprintf("%.2f", sum.MeanUnderrunEvents))
-	for _, p := range []struct {
-		name string
-		s    PlayerSummary
-	}{{"stall-resume", sum.StallResume}, {"pre-roll", sum.Preroll}} {
-		if p.name == "pre-roll" {
-			add("pre-roll mean start-up ms", ms(p.s.MeanStartupDelayS))
-			add("pre-roll max start-up ms", ms(p.s.MaxStartupDelayS))
-		}
-		add(p.name+" responses with stalls", strconv.Itoa(p.s.WithStalls))
-		add(p.name+" mean stalls", fmt.Sprintf("%.2f", p.s.MeanStalls))
-		add(p.name+" mean total stall ms", ms(p.s.MeanTotalStallS))
-		add(p.name+" max total stall ms", ms(p.s.MaxTotalStallS))
-		add(p.name+" longest stall ms", ms(p.s.LongestStallS))
-	}
-	modeNote := "mode default: times relative to the first arrival; a deficit counts only when it is at least one sample frame"
-	if opts.Mode == continuity.Reference {
-		modeNote = "mode reference: bit-compatible with the vLLM-Omni reference benchmark (what servers export), rounding residue included"
-	}
+	add("mean max underrun (ms)", ms(sum.MeanMaxUnderrunS))
+	add("worst max underrun (ms)", ms(sum.MaxMaxUnderrunS))
+	add("mean underrun events", report.FormatFixed(sum.MeanUnderrunEvents, 2))
 	wait := "no wait limit"
 	if opts.Prebuffer.MaxWaitS > 0 {
 		wait = "waits at most " + ms(opts.Prebuffer.MaxWaitS) + " ms"
 	}
-	s.Notes = []string{
-		"underrun: never-pausing player from the first chunk (protocol section 7); continuous = max underrun <= threshold",
-		modeNote,
-		"stall-resume: starts at the first chunk, pauses when dry; pre-roll: buffers " + ms(opts.Prebuffer.BufferS) + " ms first (" + wait + ")",
+	for _, p := range []struct {
+		name, note string
+		s          PlayerSummary
+	}{
+		{"stall-resume", "stall-resume: starts at the first chunk, pauses while the buffer is dry", sum.StallResume},
+		{"pre-roll", "pre-roll: buffers " + ms(opts.Prebuffer.BufferS) + " ms first (" + wait + ")", sum.Preroll},
+	} {
+		mark := " " + s.Footnote(p.note)
+		if p.name == "pre-roll" {
+			add("pre-roll mean start-up (ms)"+mark, ms(p.s.MeanStartupDelayS))
+			add("pre-roll max start-up (ms)"+mark, ms(p.s.MaxStartupDelayS))
+		}
+		add(p.name+" responses with stalls"+mark, strconv.Itoa(p.s.WithStalls))
+		add(p.name+" mean stalls"+mark, report.FormatFixed(p.s.MeanStalls, 2))
+		add(p.name+" mean total stall (ms)"+mark, ms(p.s.MeanTotalStallS))
+		add(p.name+" max total stall (ms)"+mark, ms(p.s.MaxTotalStallS))
+		add(p.name+" longest stall (ms)"+mark, ms(p.s.LongestStallS))
 	}
+	modeNote := "Mode default: times relative to the first arrival; a deficit counts only when it is at least one sample frame."
+	if opts.Mode == continuity.Reference {
+		modeNote = "Mode reference: bit-compatible with the vLLM-Omni reference benchmark (what servers export), rounding residue included."
+	}
+	s.Notes = append(s.Notes, modeNote)
 	return []report.Table{per, s}
 }
 
-func ms(s float64) string { return fmt.Sprintf("%.1f", s*1000) }
+func ms(s float64) string { return report.FormatFixed(s*1000, 1) }
 
 func yesNo(b bool) string {
 	if b {

@@ -29,9 +29,9 @@ func ErrorSetTable(s *summary.Summary) (t Table, ok bool) {
 		}
 		msg := g.Message
 		if utf8.RuneCountInString(msg) > errorMessageWidth {
-			n := len(t.Notes) + 1
-			t.Notes = append(t.Notes, fmt.Sprintf("[%d] %s", n, msg))
-			msg = cutRunes(msg, errorMessageWidth-8) + "... [" + strconv.Itoa(n) + "]"
+			// Cut where a word may be longer than the column (a URL): the
+			// whole message is the footnote.
+			msg = cutRunes(msg, errorMessageWidth-8) + "... " + t.Footnote(msg)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(g.Count), g.Class, status, g.FirstID, msg})
 	}
@@ -98,7 +98,7 @@ func ErrorSetText(s *summary.Summary, prefix string) string {
 	}
 	var b strings.Builder
 	if len(s.Errors) > 0 {
-		fmt.Fprintf(&b, "%s%d of %d measured requests failed (error rate %s):\n", prefix, s.Requests.Failed, s.Requests.Total, ff(s.Requests.ErrorRate, 4))
+		fmt.Fprintf(&b, "%s%d of %d measured requests failed (error rate %s):\n", prefix, s.Requests.Failed, s.Requests.Total, FormatFixed(s.Requests.ErrorRate, 4))
 		for i, g := range s.Errors {
 			if i == stderrErrorRows {
 				fmt.Fprintf(&b, "%s  ... %d more kinds of failure in the report's error table\n", prefix, len(s.Errors)-i)
@@ -108,7 +108,7 @@ func ErrorSetText(s *summary.Summary, prefix string) string {
 		}
 	}
 	if d := s.Requests.Dropped; d > 0 {
-		fmt.Fprintf(&b, "%s%d open-loop arrivals dropped by --max-inflight, never sent (drop rate %s)\n", prefix, d, ff(s.Requests.DropRate, 4))
+		fmt.Fprintf(&b, "%s%d open-loop arrivals dropped by --max-inflight, never sent (drop rate %s)\n", prefix, d, FormatFixed(s.Requests.DropRate, 4))
 	}
 	return b.String()
 }

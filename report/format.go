@@ -3,13 +3,30 @@ package report
 import (
 	"math"
 	"strconv"
+	"strings"
 )
+
+// Residue is the magnitude below which a figure is floating-point noise
+// (4.158 - 4.158 computes as -8.88e-16) and prints as 0. No figure
+// omnibench reports lives there: latencies are at least microseconds
+// (1e-6 s), and p-values have their own FormatP.
+const Residue = 1e-9
+
+// Denoise returns 0 for floating-point residue (and negative zero), v
+// otherwise: the one rule every table applies before formatting a figure.
+func Denoise(v float64) float64 {
+	if math.Abs(v) < Residue {
+		return 0
+	}
+	return v
+}
 
 // FormatValue prints a figure for a table cell: about four significant
 // digits without exponents in the range latencies and RTFs live in, "-"
-// when undefined. Columns of means and percentiles keep their decimals even
-// when a value happens to be whole.
+// when undefined, 0 for residue (see Denoise). Columns of means and
+// percentiles keep their decimals even when a value happens to be whole.
 func FormatValue(v float64) string {
+	v = Denoise(v)
 	a := math.Abs(v)
 	switch {
 	case math.IsNaN(v):
@@ -49,5 +66,19 @@ func FormatPct(p float64) string {
 	if math.IsNaN(p) || math.IsInf(p, 0) {
 		return "-"
 	}
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	return FormatFixed(p, 1) + "%"
+}
+
+// FormatFixed prints v with prec decimals, "-" when undefined, and 0 (not
+// "-0.000") for residue.
+func FormatFixed(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	s := strconv.FormatFloat(Denoise(v), 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		// Rounded to zero: no sign.
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
 }

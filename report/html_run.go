@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
@@ -33,10 +34,11 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 		}
 	}
 
-	// The server-vs-client table moves to its own section beside its chart.
+	// The page header says what ran; the server-vs-client table moves to
+	// its own section beside its chart.
 	tablesOnly := r
 	tablesOnly.ServerVsClient = nil
-	out := []HTMLSection{{Title: "Summary", Tables: RunTables(tablesOnly)}}
+	out := []HTMLSection{{Title: "Summary", Tables: resultTables(tablesOnly)}}
 	if banner, failed := failureBanner(s); failed {
 		out = append([]HTMLSection{banner}, out...)
 	}
@@ -169,9 +171,16 @@ func worstTimelineChart(recs []results.Record) chart {
 	rx, ry := receivedCurve(in)
 	fx, fy := referenceCurve(in)
 	stall := playerCurve(in, 0)
+	// The pre-roll player is drawn even when it started at once (its line
+	// then lies on the stall-and-resume line, dotted so both show); a record
+	// without its result gets the run default, a 200 ms buffer.
+	preNote := ""
 	var pre playback
-	if r.Continuity != nil && r.Continuity.Preroll != nil && r.Continuity.Preroll.StartupDelayS > 0 {
+	if r.Continuity != nil && r.Continuity.Preroll != nil {
 		pre = playerCurve(in, r.Continuity.Preroll.StartupDelayS)
+	} else {
+		pre = prerollCurve(in, continuity.PrerollConfig{BufferS: 0.2})
+		preNote = ", simulated with a 200 ms buffer"
 	}
 	end := max(rx[len(rx)-1], fx[len(fx)-1], stall.ts[len(stall.ts)-1])
 	if pre.ok {
@@ -188,7 +197,7 @@ func worstTimelineChart(recs []results.Record) chart {
 	c.caption = fmt.Sprintf("Request %s (seq %d, %d chunks): reference player max underrun %s s; stall-and-resume %d stall(s), %s s in all",
 		r.ID, r.Seq, len(r.ChunkArrivalsS), fv(underrun), stall.stalls, fv(stall.totalStallS))
 	if pre.ok {
-		c.series = append(c.series, series{name: "pre-roll player (start-up " + fv(pre.startupDelayS) + " s)", xs: pre.ts, ys: pre.pos})
+		c.series = append(c.series, series{name: "pre-roll player (start-up " + fv(pre.startupDelayS) + " s" + preNote + ")", xs: pre.ts, ys: pre.pos, dotted: true})
 		c.caption += fmt.Sprintf("; pre-roll %d stall(s), %s s in all", pre.stalls, fv(pre.totalStallS))
 	}
 	c.caption += ". Where a player's line is above the received line it had nothing to play; flat stretches are stalls."
@@ -339,12 +348,22 @@ func inFlightSeries(recs []*results.Record, end float64) ([]series, string) {
 // serverVsClientSection is the comparison table and, for the figures both
 // sides state, a bar chart of the two values.
 func serverVsClientSection(rows []Comparison) HTMLSection {
-	t := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client", "unit", "tolerance", "note"}}
+	// The tolerance column only when some figure has one: a column of
+	// blanks says nothing.
+	withTolerance := slices.ContainsFunc(rows, func(r Comparison) bool { return r.Tolerance != "" })
+	t := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client", "unit", "note"}}
+	if withTolerance {
+		t.Header = []string{"figure", "server", "client", "server - client", "unit", "tolerance", "note"}
+	}
 	c := chart{id: "server-vs-client", kind: kindHBars, title: "Server vs client",
 		xLabel: "share of the larger of the two values (%)", yLabel: "figure (unit)",
 		bars: hbars{names: []string{"server", "client"}}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note})
+		row := []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Note}
+		if withTolerance {
+			row = []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note}
+		}
+		t.Rows = append(t.Rows, row)
 		if r.Server == nil || r.Client == nil {
 			continue
 		}

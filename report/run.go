@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/slo"
+	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -27,18 +30,148 @@ type Comparison struct {
 
 // RunReport is what the run report shows.
 type RunReport struct {
-	Header         results.Header
-	Summary        *summary.Summary
-	Load           *load.Stats
+	Header  results.Header
+	Summary *summary.Summary
+	Load    *load.Stats
+	// Workload is what was sent (kind and model), read from the records.
+	Workload       Workload
 	ServerVsClient []Comparison
-	Notes          []string
+	// SLOs are the verdicts of the run's service-level objectives; they are
+	// part of the report in every format.
+	SLOs  []slo.Result
+	Notes []string
 }
 
-// RunTables builds the run report's tables.
-func RunTables(r RunReport) []Table {
-	s := r.Summary
-	var out []Table
+// Workload names the request kinds and models a run sent.
+type Workload struct {
+	Kinds  []string
+	Models []string
+}
 
+// WorkloadOf collects the request kinds and models of recs, in order of
+// first appearance.
+func WorkloadOf(recs []results.Record) Workload {
+	var w Workload
+	for i := range recs {
+		if k := recs[i].Kind; k != "" && !slices.Contains(w.Kinds, k) {
+			w.Kinds = append(w.Kinds, k)
+		}
+		if m := recs[i].Model; m != "" && !slices.Contains(w.Models, m) {
+			w.Models = append(w.Models, m)
+		}
+	}
+	return w
+}
+
+// RunTables builds the run report's tables: what ran, the SLO verdicts,
+// requests, load, latency, continuity, server vs client and notes.
+func RunTables(r RunReport) []Table {
+	out := []Table{runTable(r)}
+	return append(out, resultTables(r)...)
+}
+
+// runTable says what ran: target, scenario, kind, model, load, requests,
+// seed and the omnibench version.
+func runTable(r RunReport) Table {
+	h := r.Header
+	s := r.Summary
+	t := Table{Title: "Run", Header: []string{"what", "value"}}
+	add := func(k, v string) {
+		if v != "" {
+			t.Rows = append(t.Rows, []string{k, v})
+		}
+	}
+	target := h.Target
+	if h.Simulator {
+		target = "embedded simulator, " + h.Target
+	}
+	add("target", target)
+	add("scenario", h.Scenario)
+	add("kind", strings.Join(r.Workload.Kinds, ", "))
+	add("model", strings.Join(r.Workload.Models, ", "))
+	add("load", LoadText(h))
+	if s != nil {
+		req := strconv.Itoa(s.Requests.Total) + " measured"
+		if s.Requests.Warmup > 0 {
+			req += " + " + strconv.Itoa(s.Requests.Warmup) + " warm-up"
+		}
+		add("requests", req)
+	}
+	add("seed", strconv.FormatInt(h.Seed, 10))
+	add("started", h.StartedAt)
+	add("omnibench", h.Version)
+	return t
+}
+
+// LoadText describes a run's load: "closed loop, c=4" or "open loop, 5
+// req/s, poisson arrivals".
+func LoadText(h results.Header) string {
+	switch {
+	case h.Mode == "open" || h.Rate > 0:
+		s := "open loop, " + strconv.FormatFloat(h.Rate, 'g', -1, 64) + " req/s"
+		if h.Arrival != "" {
+			s += ", " + h.Arrival + " arrivals"
+		}
+		return s
+	case h.Concurrency > 0:
+		return "closed loop, c=" + strconv.Itoa(h.Concurrency)
+	}
+	return h.Mode
+}
+
+// resultTables are the report's tables after the run description; the
+// HTML page shows the run description in its own header instead.
+func resultTables(r RunReport) []Table {
+	var out []Table
+	if len(r.SLOs) > 0 {
+		out = append(out, SLOTable(r.SLOs))
+	}
+	out = append(out, requestsTable(r))
+	if errs, ok := ErrorSetTable(r.Summary); ok {
+		out = append(out, errs)
+	}
+	out = append(out, loadTable(r), latencyTable(r.Summary))
+	if ct, ok := continuityTable(r.Summary); ok {
+		dt, ok := stallTable(r.Summary)
+		if !ok {
+			ct.Notes = append(ct.Notes, "No response had an underrun or a stall.")
+		}
+		out = append(out, ct)
+		if ok {
+			out = append(out, dt)
+		}
+	}
+	if len(r.ServerVsClient) > 0 {
+		out = append(out, serverVsClientTable(r.ServerVsClient))
+	}
+	if notes := append(append([]string{}, r.Notes...), r.Summary.Warnings...); len(notes) > 0 {
+		out = append(out, Table{Title: "Notes", Notes: notes})
+	}
+	return out
+}
+
+// SLOTable lists SLO verdicts: objective, verdict and the one-line detail.
+func SLOTable(vs []slo.Result) Table {
+	t := Table{Title: "Service-level objectives", Header: []string{"objective", "verdict", "detail"}}
+	missed := 0
+	for _, v := range vs {
+		verdict := "pass"
+		if !v.Pass {
+			verdict = "MISS"
+			missed++
+		}
+		t.Rows = append(t.Rows, []string{v.SLO.Expr, verdict, v.Message})
+	}
+	if missed > 0 {
+		t.Title += fmt.Sprintf(": %d of %d missed", missed, len(vs))
+	} else {
+		t.Title += fmt.Sprintf(": all %d met", len(vs))
+	}
+	return t
+}
+
+func requestsTable(r RunReport) Table {
+	s := r.Summary
 	req := Table{Title: "Requests", Header: []string{"outcome", "count"}}
 	req.Rows = append(req.Rows,
 		[]string{"sent (measured)", strconv.Itoa(s.Requests.Total)},
@@ -65,102 +198,190 @@ func RunTables(r RunReport) []Table {
 		req.Rows = append(req.Rows, []string{"warm-up (excluded)", strconv.Itoa(s.Requests.Warmup)})
 	}
 	if r.Load != nil && r.Load.Dropped > 0 {
-		req.Rows = append(req.Rows, []string{"dropped arrivals (--max-inflight)", strconv.Itoa(r.Load.Dropped)})
+		req.Rows = append(req.Rows, []string{"dropped arrivals " + req.Footnote("arrivals beyond --max-inflight, never sent"), strconv.Itoa(r.Load.Dropped)})
 	}
 	if s.Requests.Total > 0 {
-		req.Rows = append(req.Rows, []string{"error rate", ff(s.Requests.ErrorRate, 4)})
+		req.Rows = append(req.Rows, []string{"error rate", FormatFixed(s.Requests.ErrorRate, 4)})
 	}
 	if s.Requests.Dropped > 0 {
-		req.Rows = append(req.Rows, []string{"drop rate (dropped / scheduled)", ff(s.Requests.DropRate, 4)})
+		req.Rows = append(req.Rows, []string{"drop rate " + req.Footnote("dropped / (sent + dropped)"), FormatFixed(s.Requests.DropRate, 4)})
 	}
-	out = append(out, req)
-	if errs, ok := ErrorSetTable(s); ok {
-		out = append(out, errs)
-	}
+	return req
+}
 
+func loadTable(r RunReport) Table {
+	s := r.Summary
 	rate := Table{Title: "Load", Header: []string{"figure", "value"}}
-	rate.Rows = append(rate.Rows, []string{"mode", s.Mode})
+	add := func(k, v string) { rate.Rows = append(rate.Rows, []string{k, v}) }
 	if r.Load != nil {
 		l := r.Load
 		if l.TargetRate > 0 {
-			rate.Rows = append(rate.Rows, []string{"target rate (req/s)", ff(l.TargetRate, 3)})
+			add("target rate (req/s)", FormatFixed(l.TargetRate, 3))
 		}
-		rate.Rows = append(rate.Rows, []string{"achieved start rate (req/s)", ff(l.AchievedRate, 3)})
+		add("achieved start rate (req/s)", FormatFixed(l.AchievedRate, 3))
 		if s.Mode == "open" {
-			rate.Rows = append(rate.Rows,
-				[]string{fmt.Sprintf("late starts (lag > %s)", l.LateThreshold), strconv.Itoa(l.Late)},
-				[]string{"max scheduling lag", l.MaxLag.Round(time.Microsecond).String()})
+			add(fmt.Sprintf("late starts (lag > %s)", l.LateThreshold), strconv.Itoa(l.Late))
+			add("max scheduling lag (ms)", FormatFixed(float64(l.MaxLag)/float64(time.Millisecond), 3))
 		}
 	}
-	rate.Rows = append(rate.Rows,
-		[]string{"duration (s)", ff(s.DurationS, 3)},
-		[]string{"request throughput (req/s)", ff(s.RequestRate, 3)},
-		[]string{"audio throughput (audio s / wall s)", ff(s.Audio.Throughput, 3)},
-		[]string{"total audio (s)", ff(s.Audio.TotalDurationS, 3)},
-		[]string{"total audio frames", strconv.FormatInt(s.Audio.TotalFrames, 10)},
-	)
+	add("duration (s)", FormatFixed(s.DurationS, 3))
+	add("request throughput (req/s)", FormatFixed(s.RequestRate, 3))
+	add("audio throughput (audio s/s)", FormatFixed(s.Audio.Throughput, 3))
+	add("total audio (s)", FormatFixed(s.Audio.TotalDurationS, 3))
+	add("total audio frames", strconv.FormatInt(s.Audio.TotalFrames, 10))
 	if g := s.Goodput; g != nil {
-		rate.Rows = append(rate.Rows,
-			[]string{"goodput (" + strings.Join(g.SLOs, ", ") + ")", fmt.Sprintf("%d/%d good, %s req/s", g.Good, g.Of, ff(g.Rate, 3))})
+		add("goodput (req/s) "+rate.Footnote(fmt.Sprintf("goodput: %d of %d requests met every per-request SLO (%s)", g.Good, g.Of, strings.Join(g.SLOs, ", "))),
+			FormatFixed(g.Rate, 3))
 	}
-	out = append(out, rate)
-
-	lat := Table{Title: "Latency and real-time factor", Header: append([]string{"metric", "n", "mean", "median", "std", "min", "max"}, percentileHeaders(s.Percentiles)...)}
-	for _, m := range s.Metrics {
-		name := m.Name
-		if m.Unit != "" && !strings.HasSuffix(name, "_"+m.Unit) {
-			name += " (" + m.Unit + ")"
-		}
-		ms := m.Summary
-		row := []string{name, strconv.Itoa(ms.N), fv(ms.Mean), fv(ms.Median), fv(ms.Std), fv(ms.Min), fv(ms.Max)}
-		for _, p := range ms.Percentiles {
-			row = append(row, fv(p.Value))
-		}
-		lat.Rows = append(lat.Rows, row)
-	}
-	lat.Notes = append(lat.Notes,
-		"rtf_last_chunk = (last audio chunk - send) / audio duration; rtf_e2e = end-to-end / audio duration; audio_rtf = the vLLM-Omni benchmark's choice (last chunk for chat, e2e for speech).")
-	if s.FromIntended {
-		lat.Notes = append(lat.Notes, "open loop: latencies are measured from each request's intended start (scheduling lag included).")
-	}
-	out = append(out, lat)
-
-	if len(s.Continuity) > 0 && s.Continuity[0].Of > 0 {
-		ct := Table{Title: "Playback continuity", Header: []string{"player", "threshold", "continuous", "rate"}}
-		for _, c := range s.Continuity {
-			ct.Rows = append(ct.Rows, []string{"reference (no re-buffering)", c.ThresholdMS + " ms", fmt.Sprintf("%d/%d", c.OK, c.Of), ff(c.Rate, 4)})
-		}
-		p := s.Players
-		if p.Responses > 0 {
-			ct.Rows = append(ct.Rows,
-				[]string{"stall-and-resume", "-", fmt.Sprintf("%d/%d without a stall", p.Responses-p.StallResumeStalled, p.Responses), ff(float64(p.Responses-p.StallResumeStalled)/float64(p.Responses), 4)},
-				[]string{"pre-roll", "-", fmt.Sprintf("%d/%d without a stall", p.Responses-p.PrerollStalled, p.Responses), ff(float64(p.Responses-p.PrerollStalled)/float64(p.Responses), 4)},
-			)
-			ct.Notes = append(ct.Notes, fmt.Sprintf("stall-and-resume: %d stalls, %.3f s in all, longest %.3f s; pre-roll mean start-up delay %.3f s",
-				p.StallResumeStalls, p.StallResumeTotalS, p.StallResumeLongestS, p.PrerollStartupMeanS))
-		}
-		out = append(out, ct)
-	}
-
-	if len(r.ServerVsClient) > 0 {
-		sv := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client", "note"}}
-		for _, c := range r.ServerVsClient {
-			sv.Rows = append(sv.Rows, []string{c.Figure, fp(c.Server), fp(c.Client), fp(c.Diff), c.Note})
-		}
-		out = append(out, sv)
-	}
-	if len(r.Notes) > 0 || len(s.Warnings) > 0 {
-		out = append(out, Table{Title: "Notes", Header: []string{"note"}, Rows: rowsOf(append(append([]string{}, r.Notes...), s.Warnings...))})
-	}
-	return out
+	return rate
 }
 
-func rowsOf(ss []string) [][]string {
-	rows := make([][]string, len(ss))
-	for i, s := range ss {
-		rows[i] = []string{s}
+// The metrics each table shows, in order. A metric not listed is not
+// dropped: it lands in the latency table.
+var (
+	continuityMetrics = []string{summary.MetricUnderrun, summary.MetricStalls, summary.MetricStallTime}
+	rtfMetrics        = []string{summary.MetricRTFLastChunk, summary.MetricRTFE2E, summary.MetricRTFServer, summary.MetricAudioRTF}
+)
+
+// rtfNotes explain the real-time factors; they print as footnotes.
+var rtfNotes = map[string]string{
+	summary.MetricRTFLastChunk: "rtf_last_chunk = (last audio chunk - send) / audio duration",
+	summary.MetricRTFE2E:       "rtf_e2e = end-to-end / audio duration",
+	summary.MetricRTFServer:    "rtf_server = generation time / audio duration, as the server reported it",
+	summary.MetricAudioRTF:     "audio_rtf = the vLLM-Omni benchmark's RTF: last chunk for chat, end-to-end for speech",
+}
+
+// statsHeader is the column set of a distribution table: median only when
+// p50 is not among the percentiles.
+func statsHeader(first string, s *summary.Summary) []string {
+	h := []string{first, "n", "mean", "std", "min"}
+	if !slices.Contains(s.Percentiles, 50) {
+		h = append(h, "median")
 	}
-	return rows
+	h = append(h, percentileHeaders(s.Percentiles)...)
+	return append(h, "max")
+}
+
+func statsRow(label string, ms stats.Summary, s *summary.Summary) []string {
+	row := []string{label, strconv.Itoa(ms.N), fv(ms.Mean), fv(ms.Std), fv(ms.Min)}
+	if !slices.Contains(s.Percentiles, 50) {
+		row = append(row, fv(ms.Median))
+	}
+	for _, p := range ms.Percentiles {
+		row = append(row, fv(p.Value))
+	}
+	return append(row, fv(ms.Max))
+}
+
+// metricLabel prints a metric with its unit in parentheses: "ttfp (ms)".
+func metricLabel(m summary.Metric) string {
+	name := m.Name
+	if m.Unit == "" {
+		return name
+	}
+	return strings.TrimSuffix(name, "_"+m.Unit) + " (" + m.Unit + ")"
+}
+
+// latencyTable holds latency and RTF distributions. Rows that say nothing
+// for this run are left out: scheduling lag in a closed loop (always ~0),
+// and an RTF whose figures are identical to one already shown (for chat
+// audio_rtf is rtf_last_chunk; for speech it is rtf_e2e).
+func latencyTable(s *summary.Summary) Table {
+	t := Table{Title: "Latency and real-time factor", Header: statsHeader("metric", s)}
+	var shownRTF []summary.Metric
+	var plain []string // notes no cell refers to, after the numbered ones
+	for _, m := range s.Metrics {
+		if slices.Contains(continuityMetrics, m.Name) {
+			continue
+		}
+		if m.Name == summary.MetricLag && s.Mode != "open" {
+			continue
+		}
+		label := metricLabel(m)
+		if slices.Contains(rtfMetrics, m.Name) {
+			if i := slices.IndexFunc(shownRTF, func(o summary.Metric) bool { return sameFigures(o.Summary, m.Summary) }); i >= 0 {
+				plain = append(plain, fmt.Sprintf("%s is identical to %s in this run and is not shown.", m.Name, shownRTF[i].Name))
+				continue
+			}
+			shownRTF = append(shownRTF, m)
+			label += " " + t.Footnote(rtfNotes[m.Name])
+		}
+		t.Rows = append(t.Rows, statsRow(label, m.Summary, s))
+	}
+	if s.FromIntended {
+		plain = append(plain, "Open loop: latencies are measured from each request's intended start (scheduling lag included).")
+	}
+	t.Notes = append(t.Notes, plain...)
+	return t
+}
+
+// sameFigures reports whether two distributions print identically.
+func sameFigures(a, b stats.Summary) bool {
+	if a.N != b.N || fv(a.Mean) != fv(b.Mean) || fv(a.Std) != fv(b.Std) || fv(a.Min) != fv(b.Min) || fv(a.Max) != fv(b.Max) || len(a.Percentiles) != len(b.Percentiles) {
+		return false
+	}
+	for i := range a.Percentiles {
+		if fv(a.Percentiles[i].Value) != fv(b.Percentiles[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// continuityTable is the share of responses each player model plays
+// without interruption, with the stall figures beside it.
+func continuityTable(s *summary.Summary) (Table, bool) {
+	if len(s.Continuity) == 0 || s.Continuity[0].Of == 0 {
+		return Table{}, false
+	}
+	ct := Table{Title: "Playback continuity", Header: []string{"player", "continuous", "rate", "stalls", "stalled (s)", "longest (s)"}}
+	ref := ct.Footnote("reference: the never-pausing player of the protocol; continuous = longest underrun within the threshold")
+	for _, c := range s.Continuity {
+		ct.Rows = append(ct.Rows, []string{"reference, " + c.ThresholdMS + " ms " + ref, fmt.Sprintf("%d/%d", c.OK, c.Of), FormatFixed(c.Rate, 4), "-", "-", "-"})
+	}
+	if p := s.Players; p.Responses > 0 {
+		ct.Rows = append(ct.Rows,
+			[]string{"stall-and-resume " + ct.Footnote("stall-and-resume: starts at the first chunk, pauses while the buffer is dry"),
+				fmt.Sprintf("%d/%d", p.Responses-p.StallResumeStalled, p.Responses), FormatFixed(float64(p.Responses-p.StallResumeStalled)/float64(p.Responses), 4),
+				strconv.Itoa(p.StallResumeStalls), FormatFixed(p.StallResumeTotalS, 3), FormatFixed(p.StallResumeLongestS, 3)},
+			[]string{"pre-roll " + ct.Footnote(fmt.Sprintf("pre-roll: buffers before it starts; mean start-up delay %s s", FormatFixed(p.PrerollStartupMeanS, 3))),
+				fmt.Sprintf("%d/%d", p.Responses-p.PrerollStalled, p.Responses), FormatFixed(float64(p.Responses-p.PrerollStalled)/float64(p.Responses), 4),
+				"-", "-", "-"},
+		)
+	}
+	return ct, true
+}
+
+// stallTable holds the per-response distributions of underrun and stalls;
+// false when there is none to show, or every figure is 0 (a table of zeros
+// says nothing the continuity table does not).
+func stallTable(s *summary.Summary) (Table, bool) {
+	t := Table{Title: "Underrun and stalls per response", Header: statsHeader("metric", s)}
+	nonzero := false
+	for _, m := range s.Metrics {
+		if slices.Contains(continuityMetrics, m.Name) {
+			t.Rows = append(t.Rows, statsRow(metricLabel(m), m.Summary, s))
+			nonzero = nonzero || Denoise(m.Summary.Max) != 0 || Denoise(m.Summary.Min) != 0
+		}
+	}
+	return t, nonzero
+}
+
+// serverVsClientTable sets the server's figures beside the client's; each
+// figure's explanation is a footnote, its unit part of its name.
+func serverVsClientTable(cs []Comparison) Table {
+	sv := Table{Title: "Server vs client", Header: []string{"figure", "server", "client", "server - client"}}
+	for _, c := range cs {
+		label := c.Figure
+		if c.Unit != "" {
+			label += " (" + c.Unit + ")"
+		}
+		if c.Note != "" {
+			label += " " + sv.Footnote(c.Note)
+		}
+		sv.Rows = append(sv.Rows, []string{label, fp(c.Server), fp(c.Client), fp(c.Diff)})
+	}
+	return sv
 }
 
 func percentileHeaders(ps []float64) []string {
@@ -174,17 +395,11 @@ func percentileHeaders(ps []float64) []string {
 // fv formats a figure of the run report, where counts sit beside
 // statistics: whole numbers print without decimals.
 func fv(v float64) string {
+	v = Denoise(v)
 	if v == math.Trunc(v) && math.Abs(v) < 1e7 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return FormatFixed(v, 0)
 	}
 	return FormatValue(v)
-}
-
-func ff(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 func fp(v *float64) string {

@@ -19,6 +19,8 @@ const (
 	bottomSpace  = 58.0  // x tick labels and the x-axis label
 	legendRowH   = 18.0
 	charW        = 7.0 // estimated advance of one 13-unit character, for layout only
+	refCharW     = 6.6 // the same for the 12-unit reference-line labels
+	refRowH      = 14.0
 	barRowH      = 40.0
 	barLabelW    = 290.0 // category labels of horizontal bar charts
 	maxCDFPoints = 500   // more than a plot's pixel height: finer steps are invisible
@@ -40,7 +42,29 @@ type series struct {
 	xs, ys  []float64
 	step    bool // hold each y until the next x (CDFs, per-bin rates)
 	dashed  bool
+	dotted  bool // drawn over a line it may coincide with, which shows between the dots
 	markers bool // dots at the points (few points, e.g. sweep levels)
+}
+
+// hasPoint reports whether s has a point to draw.
+func (s series) hasPoint() bool {
+	for i := range s.xs {
+		if i < len(s.ys) && finite(s.xs[i]) && finite(s.ys[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// dash returns the stroke-dasharray of a series ("" for a solid line).
+func (s series) dash() string {
+	switch {
+	case s.dotted:
+		return "0.1 6" // round dots with the round line cap
+	case s.dashed:
+		return "6 4"
+	}
+	return ""
 }
 
 // refLine is a horizontal (y) or vertical (x) reference line with a label.
@@ -287,8 +311,10 @@ func (b *svgWriter) rect(x, y, w, h float64, attrs string) {
 type legendItem struct {
 	name   string
 	color  string
-	dashed bool
-	box    bool // a filled square (bars) instead of a line sample
+	dash   string // stroke-dasharray of the line sample; "" solid
+	dotted bool   // round dots, as the series draws them
+	box    bool   // a filled square (bars) instead of a line sample
+	absent bool   // the series has no point to draw
 }
 
 // layoutLegend places items in rows across the chart width and returns the
@@ -317,12 +343,19 @@ func (b *svgWriter) legend(items []legendItem, top float64) {
 			b.rect(xs[i], y-10, 18, 10, `fill="`+it.color+`"`)
 		} else {
 			attrs := `stroke="` + it.color + `" stroke-width="3"`
-			if it.dashed {
-				attrs += ` stroke-dasharray="6 4"`
+			if it.dotted {
+				attrs = `stroke="` + it.color + `" stroke-width="4" stroke-linecap="round"`
+			}
+			if it.dash != "" {
+				attrs += ` stroke-dasharray="` + it.dash + `"`
 			}
 			b.line(xs[i], y-5, xs[i]+20, y-5, attrs)
 		}
-		b.text(xs[i]+26, y, "", "", it.name)
+		class := "lg" // a line's legend entry: the chart draws a path of this name
+		if it.box || it.absent {
+			class = ""
+		}
+		b.text(xs[i]+26, y, "", class, it.name)
 	}
 }
 
@@ -414,9 +447,15 @@ func (c *chart) xySVG() string {
 	// legend entry.
 	var items []legendItem
 	for i, s := range c.series {
-		if s.name != "" {
-			items = append(items, legendItem{name: s.name, color: color(i), dashed: s.dashed})
+		if s.name == "" {
+			continue
 		}
+		it := legendItem{name: s.name, color: color(i), dash: s.dash(), dotted: s.dotted}
+		if !s.hasPoint() {
+			it.name += " (no data)" // promised by the legend, so say why it is not drawn
+			it.absent = true
+		}
+		items = append(items, it)
 	}
 	_, _, rows := layoutLegend(items)
 	top := 40 + float64(rows)*legendRowH
@@ -450,17 +489,11 @@ func (c *chart) xySVG() string {
 			b.text(f.left+4, y-4, "start", "reflabel", l.label)
 		}
 	}
-	for i, l := range c.vlines {
-		if !finite(l.value) {
-			continue
-		}
-		x := f.sx(l.value)
-		b.line(x, f.top, x, f.top+f.h, `class="ref"`)
-		b.text(x+3, f.top+14+float64(i)*14, "start", "reflabel", l.label)
-	}
+	b.vlines(f, c.vlines)
 	for i, s := range c.series {
 		c.path(&b, f, s, color(i))
 	}
+	b.vlineLabels(f, c.vlines, c.series)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
@@ -496,8 +529,14 @@ func (c *chart) path(b *svgWriter, f frame, s series, col string) {
 	}
 	if d.Len() > 0 {
 		attrs := `fill="none" stroke="` + col + `" stroke-width="2" stroke-linejoin="round"`
-		if s.dashed {
-			attrs += ` stroke-dasharray="6 4"`
+		if s.dotted {
+			attrs = `fill="none" stroke="` + col + `" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"`
+		}
+		if d := s.dash(); d != "" {
+			attrs += ` stroke-dasharray="` + d + `"`
+		}
+		if s.name != "" {
+			attrs += ` data-series="` + esc(s.name) + `"`
 		}
 		b.WriteString(`<path d="` + d.String() + `" ` + attrs + `/>`)
 	}
@@ -556,16 +595,97 @@ func (c *chart) histSVG() string {
 		}
 		b.rect(xa, f.sy(n), w, f.sy(0)-f.sy(n), `fill="`+color(0)+`"`)
 	}
-	for i, l := range c.vlines {
+	b.vlines(f, c.vlines)
+	b.vlineLabels(f, c.vlines, nil)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// vlines draws vertical reference lines; vlineLabels their labels. Each
+// label has its own row at the top of the plot and sits beside its line
+// (right of it, or left when the right has no room), never across it and
+// never outside the plot, on a white box drawn over the other lines.
+func (b *svgWriter) vlines(f frame, lines []refLine) {
+	for _, l := range lines {
+		if finite(l.value) {
+			x := f.sx(l.value)
+			b.line(x, f.top, x, f.top+f.h, `class="ref"`)
+		}
+	}
+}
+
+// vlineLabels draws the labels of vlines, after everything else of the
+// plot so no line crosses them: in rows at the top of the plot, or at its
+// bottom when fewer points of the series lie there (a CDF's top right is
+// where its curve ends).
+func (b *svgWriter) vlineLabels(f frame, lines []refLine, ss []series) {
+	// The horizontal span the labels take, and the rows they need.
+	n, xlo, xhi := 0, math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		if finite(l.value) {
+			n++
+			lx, anchor := refLabelX(f, f.sx(l.value), l.label)
+			w := refCharW * float64(len([]rune(l.label)))
+			if anchor == "end" {
+				lx -= w
+			}
+			xlo, xhi = math.Min(xlo, lx), math.Max(xhi, lx+w)
+		}
+	}
+	band := float64(n)*refRowH + 4
+	top, bottom := 0, 0
+	for _, s := range ss {
+		for i := range s.xs {
+			if i >= len(s.ys) || !finite(s.xs[i]) || !finite(s.ys[i]) {
+				continue
+			}
+			if x := f.sx(s.xs[i]); x < xlo || x > xhi {
+				continue
+			}
+			switch y := f.sy(s.ys[i]); {
+			case y <= f.top+band:
+				top++
+			case y >= f.top+f.h-band:
+				bottom++
+			}
+		}
+	}
+	first := f.top + refRowH
+	if bottom < top {
+		first = f.top + f.h - band + refRowH
+	}
+	row := 0
+	for _, l := range lines {
 		if !finite(l.value) {
 			continue
 		}
 		x := f.sx(l.value)
-		b.line(x, f.top, x, f.top+f.h, `class="ref"`)
-		b.text(x+3, f.top+14+float64(i)*14, "start", "reflabel", l.label)
+		lx, anchor := refLabelX(f, x, l.label)
+		y := first + float64(row)*refRowH
+		// A backing box keeps the label readable where other lines cross it.
+		w := refCharW * float64(len([]rune(l.label)))
+		bx := lx
+		if anchor == "end" {
+			bx = lx - w
+		}
+		b.rect(bx-2, y-11, w+4, refRowH, `class="refbg"`)
+		b.text(lx, y, anchor, "reflabel", l.label)
+		row++
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
+}
+
+// refLabelX places the label of a vertical line at x inside the plot of f.
+func refLabelX(f frame, x float64, label string) (lx float64, anchor string) {
+	const gap, pad = 4.0, 2.0
+	w := refCharW * float64(len([]rune(label)))
+	right, left := f.left+f.w-pad, f.left+pad
+	switch {
+	case x+gap+w <= right:
+		return x + gap, "start"
+	case x-gap-w >= left:
+		return x - gap, "end"
+	}
+	return math.Max(left, right-w), "start" // wider than either side: as far right as fits
 }
 
 // hbarsSVG draws one row per category with one bar per series, each row
@@ -602,11 +722,7 @@ func (c *chart) hbarsSVG() string {
 	barH := (barRowH - 12) / float64(max(nser, 1))
 	for r, label := range c.bars.rows {
 		y := f.top + float64(r)*barRowH + 6
-		rl := []rune(label)
-		if limit := int(math.Floor((barLabelW - 20) / charW)); len(rl) > limit {
-			label = string(rl[:limit-1]) + "…"
-		}
-		b.text(left-8, y+(barRowH-12)/2+4, "end", "", label)
+		b.barLabel(left-8, y+(barRowH-12)/2, label)
 		vals := c.bars.values[r]
 		rowMax := 0.0
 		for _, v := range vals {
@@ -629,4 +745,21 @@ func (c *chart) hbarsSVG() string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// barLabel writes a bar chart's category label right-aligned at x, centred
+// on y: on one line when it fits the label column, else wrapped at a space
+// onto two, the second squeezed if it is still too long. Nothing is cut off.
+func (b *svgWriter) barLabel(x, y float64, label string) {
+	maxW := barLabelW - 20
+	lines := wrapWords(label, int(maxW/charW))
+	if len(lines) > 2 {
+		lines = []string{lines[0], strings.Join(lines[1:], " ")}
+	}
+	if len(lines) == 1 {
+		b.fitText(x, y+4, "end", "", lines[0], charW, maxW)
+		return
+	}
+	b.fitText(x, y-3, "end", "", lines[0], charW, maxW)
+	b.fitText(x, y+12, "end", "", lines[1], charW, maxW)
 }

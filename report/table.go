@@ -8,11 +8,13 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"golang.org/x/term"
 )
 
 // Output formats understood by Render.
@@ -23,7 +25,12 @@ const (
 	FormatJSON     = "json"
 )
 
+// DefaultWidth is the widest line a text table may print by default: a
+// terminal of 100 columns, or a CI log, shows every table without wrapping.
+const DefaultWidth = 100
+
 // Table is one titled grid of cells with optional notes printed beneath it.
+// Long explanations belong in the notes (see Footnote), not in a column.
 type Table struct {
 	Title  string
 	Header []string
@@ -31,14 +38,76 @@ type Table struct {
 	Notes  []string
 }
 
-// Render writes tables in format: "table" (aligned text), "markdown" or "csv".
-// JSON is not a table format: commands marshal their own documented structs.
+// Footnote adds text as a numbered note beneath the table and returns its
+// marker ("[1]") for a cell to carry. The same text always gets the same
+// number, so rows sharing an explanation share the footnote.
+func (t *Table) Footnote(text string) string {
+	for i, n := range t.Notes {
+		if n == footnotePrefix(i+1)+text {
+			return marker(i + 1)
+		}
+	}
+	t.Notes = append(t.Notes, footnotePrefix(len(t.Notes)+1)+text)
+	return marker(len(t.Notes))
+}
+
+func marker(n int) string         { return "[" + strconv.Itoa(n) + "]" }
+func footnotePrefix(n int) string { return marker(n) + " " }
+
+// footnoteMarkers matches the markers Footnote hands out at the end of a
+// cell; CSV, which carries no notes, drops them.
+var footnoteMarkers = regexp.MustCompile(`(\s*\[\d+\])+$`)
+
+// leadingMarker matches the marker a footnote's text starts with.
+var leadingMarker = regexp.MustCompile(`^\[\d+\] `)
+
+// Options shape the text rendering.
+type Options struct {
+	// Width is the widest line a text table may print: 0 means
+	// DefaultWidth, a negative value means no limit (--wide). Markdown and
+	// CSV are for programs and are never wrapped.
+	Width int
+}
+
+// WidthFor is the width limit for text written to out: no limit with
+// --wide, the terminal's width when out is a terminal wider than
+// DefaultWidth, else DefaultWidth.
+func WidthFor(out io.Writer, wide bool) int {
+	if wide {
+		return -1
+	}
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > DefaultWidth {
+			return w
+		}
+	}
+	return DefaultWidth
+}
+
+func (o Options) width() int {
+	switch {
+	case o.Width == 0:
+		return DefaultWidth
+	case o.Width < 0:
+		return 0
+	}
+	return o.Width
+}
+
+// Render writes tables in format: "table" (aligned text, at most
+// DefaultWidth columns wide), "markdown" or "csv". JSON is not a table
+// format: commands marshal their own documented structs.
 func Render(w io.Writer, format string, tables ...Table) error {
+	return RenderWith(w, format, Options{}, tables...)
+}
+
+// RenderWith is Render with options (the width limit of text tables).
+func RenderWith(w io.Writer, format string, opts Options, tables ...Table) error {
 	switch format {
 	case FormatTable, "":
-		return renderText(w, tables, false)
+		return renderText(w, tables, opts.width())
 	case FormatMarkdown, "md":
-		return renderText(w, tables, true)
+		return renderMarkdown(w, tables)
 	case FormatCSV:
 		return renderCSV(w, tables)
 	default:
@@ -56,90 +125,358 @@ func CheckFormat(format string, allowed ...string) error {
 	return fmt.Errorf("unknown --format %q (want %s)", format, strings.Join(allowed, ", "))
 }
 
-func renderText(w io.Writer, tables []Table, markdown bool) error {
+// errWriter remembers the first write error so the renderers can write
+// line by line and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) line(s string) {
+	if e.err == nil {
+		_, e.err = io.WriteString(e.w, s+"\n")
+	}
+}
+
+func renderText(w io.Writer, tables []Table, width int) error {
+	ew := &errWriter{w: w}
 	for i, t := range tables {
 		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
+			ew.line("")
 		}
 		if t.Title != "" {
-			title := t.Title
-			if markdown {
-				title = "### " + title
-			}
-			if _, err := fmt.Fprintf(w, "%s\n", title); err != nil {
-				return err
-			}
-			if markdown {
-				if _, err := io.WriteString(w, "\n"); err != nil {
-					return err
-				}
+			for _, l := range wrapWords(t.Title, width) {
+				ew.line(l)
 			}
 		}
-		opts := []tablewriter.Option{
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		}
-		if markdown {
-			opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		}
-		tbl := tablewriter.NewTable(w, opts...)
-		if len(t.Header) > 0 {
-			tbl.Header(toAny(t.Header)...)
-		}
-		for _, row := range t.Rows {
-			if err := tbl.Append(toAny(row)...); err != nil {
-				return fmt.Errorf("report: table %q: %w", t.Title, err)
-			}
-		}
-		if err := tbl.Render(); err != nil {
-			return fmt.Errorf("report: table %q: %w", t.Title, err)
+		for _, l := range layout(t, width) {
+			ew.line(l)
 		}
 		for _, n := range t.Notes {
-			prefix := "  "
-			if markdown {
-				prefix = "\n> "
-			}
-			if _, err := fmt.Fprintf(w, "%s%s\n", prefix, n); err != nil {
-				return err
+			for _, l := range wrapNote(n, width) {
+				ew.line(l)
 			}
 		}
 	}
-	return nil
+	return ew.err
 }
 
-func renderCSV(w io.Writer, tables []Table) error {
-	cw := csv.NewWriter(w)
+const columnGap = "  "
+
+// layout lays a table out as text lines no wider than width (0 = no limit)
+// when it can: headers wrap at their spaces first, then the widest text
+// columns wrap their cells at word boundaries. Numbers never wrap and
+// are right-aligned.
+func layout(t Table, width int) []string {
+	cols := len(t.Header)
+	for _, r := range t.Rows {
+		cols = max(cols, len(r))
+	}
+	if cols == 0 {
+		return nil
+	}
+	cell := func(r []string, c int) string {
+		if c < len(r) {
+			return r[c]
+		}
+		return ""
+	}
+	numeric := make([]bool, cols)
+	maxCell := make([]int, cols) // widest cell (not header)
+	longestWord := make([]int, cols)
+	widths := make([]int, cols)
+	for c := range cols {
+		numeric[c] = numericColumn(t.Rows, c)
+		for _, r := range t.Rows {
+			maxCell[c] = max(maxCell[c], runeLen(cell(r, c)))
+			longestWord[c] = max(longestWord[c], longestWordLen(cell(r, c)))
+		}
+		widths[c] = max(maxCell[c], runeLen(cell(t.Header, c)))
+	}
+	total := func() int {
+		n := runeLen(columnGap) * (cols - 1)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	if width > 0 && total() > width {
+		// Wrap the headers first, all alike so they read as one block: onto
+		// two lines, and if that is not enough as far as their words allow.
+		for _, lines := range []int{2, 0} {
+			if total() <= width {
+				break
+			}
+			for c := range cols {
+				widths[c] = min(widths[c], headerWidth(cell(t.Header, c), maxCell[c], lines))
+			}
+		}
+		// Then wrap the widest text column's cells at spaces.
+		for total() > width {
+			best := -1
+			for c := range cols {
+				floor := max(longestWord[c], longestWordLen(cell(t.Header, c)), 8)
+				if !numeric[c] && widths[c] > floor && (best < 0 || widths[c] > widths[best]) {
+					best = c
+				}
+			}
+			if best < 0 {
+				break
+			}
+			floor := max(longestWord[best], longestWordLen(cell(t.Header, best)), 8)
+			widths[best] = max(floor, widths[best]-(total()-width))
+		}
+	}
+
+	var out []string
+	emit := func(cells []string, header bool) {
+		wrapped := make([][]string, cols)
+		lines := 1
+		for c := range cols {
+			wrapped[c] = wrapWords(cell(cells, c), widths[c])
+			lines = max(lines, len(wrapped[c]))
+		}
+		if header {
+			// Wrapped header words sit on the row above the rule, so the
+			// last line of every header touches it.
+			for c := range cols {
+				pad := make([]string, lines-len(wrapped[c]))
+				wrapped[c] = append(pad, wrapped[c]...)
+			}
+		}
+		for l := range lines {
+			var b strings.Builder
+			for c := range cols {
+				s := ""
+				if l < len(wrapped[c]) {
+					s = wrapped[c][l]
+				}
+				if c > 0 {
+					b.WriteString(columnGap)
+				}
+				fill := strings.Repeat(" ", max(0, widths[c]-runeLen(s)))
+				if numeric[c] {
+					b.WriteString(fill + s)
+				} else {
+					b.WriteString(s + fill)
+				}
+			}
+			out = append(out, strings.TrimRight(b.String(), " "))
+		}
+	}
+	if len(t.Header) > 0 {
+		emit(t.Header, true)
+		rule := make([]string, cols)
+		for c := range cols {
+			rule[c] = strings.Repeat("-", widths[c])
+		}
+		out = append(out, strings.Join(rule, columnGap))
+	}
+	for _, r := range t.Rows {
+		emit(r, false)
+	}
+	return out
+}
+
+// headerWidth is the narrowest width, at least the column's widest cell,
+// at which header wraps onto at most lines lines (0: no limit, down to its
+// longest word).
+func headerWidth(header string, widestCell, lines int) int {
+	floor := max(widestCell, longestWordLen(header))
+	if lines == 0 {
+		return floor
+	}
+	for w := floor; w < runeLen(header); w++ {
+		if len(wrapWords(header, w)) <= lines {
+			return w
+		}
+	}
+	return max(floor, runeLen(header))
+}
+
+// numericColumn reports whether every cell of column c reads as a figure
+// (isFigure, the rule the HTML page aligns by too), so the column aligns
+// right.
+func numericColumn(rows [][]string, c int) bool {
+	seen := false
+	for _, r := range rows {
+		if c >= len(r) || r[c] == "" || r[c] == "-" {
+			continue
+		}
+		if !isFigure(r[c]) {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+func longestWordLen(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		n = max(n, runeLen(w))
+	}
+	return n
+}
+
+// wrapWords breaks s into lines of at most width runes at spaces; a word
+// longer than width stays whole on its own line. Width 0 means no limit.
+func wrapWords(s string, width int) []string {
+	if width <= 0 || runeLen(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case runeLen(line)+1+runeLen(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
+}
+
+// wrapNote indents a note by two spaces and wraps it to width, continuing
+// lines under the text after a footnote marker.
+func wrapNote(n string, width int) []string {
+	indent := "  "
+	hang := indent
+	if m := leadingMarker.FindString(n); m != "" {
+		hang += strings.Repeat(" ", len(m))
+	}
+	if width <= 0 {
+		return []string{indent + n}
+	}
+	lines := wrapWords(n, max(20, width-len(hang)))
+	for i := range lines {
+		if i == 0 {
+			lines[i] = indent + lines[i]
+		} else {
+			lines[i] = hang + lines[i]
+		}
+	}
+	return lines
+}
+
+func renderMarkdown(w io.Writer, tables []Table) error {
+	ew := &errWriter{w: w}
+	esc := strings.NewReplacer("|", `\|`, "\n", " ")
 	for i, t := range tables {
 		if i > 0 {
-			// A blank record separates tables; the title row names the next one.
-			if err := cw.Write([]string{}); err != nil {
-				return err
+			ew.line("")
+		}
+		if t.Title != "" {
+			ew.line("### " + t.Title)
+			ew.line("")
+		}
+		cols := len(t.Header)
+		for _, r := range t.Rows {
+			cols = max(cols, len(r))
+		}
+		widths := make([]int, cols)
+		get := func(r []string, c int) string {
+			if c < len(r) {
+				return esc.Replace(r[c])
+			}
+			return ""
+		}
+		for c := range cols {
+			widths[c] = max(3, runeLen(get(t.Header, c)))
+			for _, r := range t.Rows {
+				widths[c] = max(widths[c], runeLen(get(r, c)))
 			}
 		}
-		if len(tables) > 1 && t.Title != "" {
-			if err := cw.Write([]string{"# " + t.Title}); err != nil {
-				return err
+		row := func(r []string) string {
+			var b strings.Builder
+			b.WriteString("|")
+			for c := range cols {
+				s := get(r, c)
+				b.WriteString(" " + s + strings.Repeat(" ", widths[c]-runeLen(s)) + " |")
+			}
+			return b.String()
+		}
+		if cols > 0 {
+			ew.line(row(t.Header))
+			var b strings.Builder
+			b.WriteString("|")
+			for c := range cols {
+				b.WriteString(":" + strings.Repeat("-", widths[c]+1) + "|")
+			}
+			ew.line(b.String())
+			for _, r := range t.Rows {
+				ew.line(row(r))
 			}
 		}
+		for _, n := range t.Notes {
+			ew.line("")
+			ew.line("> " + esc.Replace(n))
+		}
+	}
+	return ew.err
+}
+
+// renderCSV writes tidy CSV: one header row and one observation per row,
+// with no titles, notes or blank lines. One table is written as it is.
+// Several tables (the run report) are written in long form, one cell per
+// row: table,row,column,value, where row is the row's first cell and
+// column its header.
+func renderCSV(w io.Writer, tables []Table) error {
+	cw := csv.NewWriter(w)
+	clean := func(r []string) []string {
+		out := make([]string, len(r))
+		for i, s := range r {
+			out[i] = strings.TrimSpace(footnoteMarkers.ReplaceAllString(s, ""))
+		}
+		return out
+	}
+	if len(tables) == 1 {
+		t := tables[0]
 		if len(t.Header) > 0 {
-			if err := cw.Write(t.Header); err != nil {
+			if err := cw.Write(clean(t.Header)); err != nil {
 				return err
 			}
 		}
-		if err := cw.WriteAll(t.Rows); err != nil {
+		for _, r := range t.Rows {
+			if err := cw.Write(clean(r)); err != nil {
+				return err
+			}
+		}
+	} else {
+		if err := cw.Write([]string{"table", "row", "column", "value"}); err != nil {
 			return err
+		}
+		for _, t := range tables {
+			header := clean(t.Header)
+			for _, r := range t.Rows {
+				r = clean(r)
+				for c := 1; c < len(r); c++ {
+					col := strconv.Itoa(c)
+					if c < len(header) {
+						col = header[c]
+					}
+					if err := cw.Write([]string{t.Title, r[0], col, r[c]}); err != nil {
+						return err
+					}
+				}
+				if len(r) == 1 {
+					col := ""
+					if len(header) > 0 {
+						col = header[0]
+					}
+					if err := cw.Write([]string{t.Title, r[0], col, r[0]}); err != nil {
+						return err
+					}
+				}
+			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }

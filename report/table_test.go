@@ -2,8 +2,15 @@ package report
 
 import (
 	"bytes"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 func TestRenderFormats(t *testing.T) {
@@ -31,6 +38,7 @@ func TestRenderFormats(t *testing.T) {
 	}
 
 	buf.Reset()
+	tb.Rows[0][0] += " " + tb.Footnote("time to first packet")
 	if err := Render(&buf, FormatCSV, tb); err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +52,167 @@ func TestRenderFormats(t *testing.T) {
 }
 
 func TestFormatValue(t *testing.T) {
-	cases := map[float64]string{12345.6: "12346", 42: "42", 3: "3", 123.45: "123.5", 1.23456: "1.235", 0: "0", 0.0123456: "0.0123", 5.8e-12: "5.8e-12",
+	cases := map[float64]string{12345.6: "12346", 42: "42", 3: "3", 123.45: "123.5", 1.23456: "1.235", 0: "0", 0.0123456: "0.0123", 2.5e-6: "2.5e-06", 5.8e-12: "0", -8.881784197001252e-16: "0",
 		1234.56: "1235", 126.2: "126.2", 12.345: "12.35", 1.5: "1.500", 0.777: "0.7770", 0.0001234: "0.000123", -3.5: "-3.500"}
 	for v, want := range cases {
 		if got := fv(v); got != want {
 			t.Errorf("fv(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestFormatFixed(t *testing.T) {
+	cases := []struct {
+		v    float64
+		prec int
+		want string
+	}{{1.23456, 3, "1.235"}, {-0.0001, 3, "0.000"}, {-8.88e-16, 1, "0.0"}, {-2.5, 1, "-2.5"}, {math.NaN(), 2, "-"}, {math.Inf(1), 2, "-"}}
+	for _, c := range cases {
+		if got := FormatFixed(c.v, c.prec); got != c.want {
+			t.Errorf("FormatFixed(%g, %d) = %q, want %q", c.v, c.prec, got, c.want)
+		}
+	}
+}
+
+// widest returns the widest line of out, in runes (what a terminal shows).
+func widest(out string) int {
+	w := 0
+	for _, l := range strings.Split(out, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+func TestTextFitsWidth(t *testing.T) {
+	long := "a long explanation of where this figure comes from, which used to be a column of its own and made every row wrap"
+	tb := Table{Title: "Scenarios", Header: []string{"name", "kind", "description"}, Rows: [][]string{
+		{"chat-voice", "chat", long},
+		{"tts-short", "speech-sse", "short"},
+	}}
+	var buf bytes.Buffer
+	if err := Render(&buf, FormatTable, tb); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if w := widest(out); w > DefaultWidth {
+		t.Errorf("widest line %d > %d:\n%s", w, DefaultWidth, out)
+	}
+	// Wrapped at word boundaries: every word of the cell is still whole.
+	for _, word := range strings.Fields(long) {
+		if !strings.Contains(out, word) {
+			t.Errorf("word %q was broken:\n%s", word, out)
+		}
+	}
+	if !strings.Contains(out, "chat-voice  chat        a long") {
+		t.Errorf("columns not aligned:\n%s", out)
+	}
+
+	buf.Reset()
+	if err := RenderWith(&buf, FormatTable, Options{Width: -1}, tb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), long) {
+		t.Errorf("--wide wrapped a cell:\n%s", buf.String())
+	}
+}
+
+func TestHeadersWrapBeforeCells(t *testing.T) {
+	header := []string{"level"}
+	row := []string{"1"}
+	for i := range 12 {
+		header = append(header, "TTFP p"+strconv.Itoa(90+i)+" (ms)")
+		row = append(row, "162.5")
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, FormatTable, Table{Header: header, Rows: [][]string{row}}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if w := widest(out); w > DefaultWidth || len(lines) != 5 {
+		t.Fatalf("want a 3-line header, a rule and one row within %d columns, got width %d:\n%s", DefaultWidth, w, out)
+	}
+	if !strings.HasPrefix(lines[0], "        TTFP   TTFP") || !strings.HasPrefix(lines[2], "level   (ms)   (ms)") {
+		t.Errorf("header words not stacked above the rule:\n%s", out)
+	}
+	// Numbers align right under their header.
+	if !strings.HasPrefix(lines[4], "    1  162.5  162.5") {
+		t.Errorf("numbers not right-aligned:\n%s", out)
+	}
+}
+
+func TestFootnotes(t *testing.T) {
+	var tb Table
+	a := tb.Footnote("server: bucket estimate")
+	b := tb.Footnote("client: arrival clock")
+	if a2 := tb.Footnote("server: bucket estimate"); a != "[1]" || b != "[2]" || a2 != a || len(tb.Notes) != 2 {
+		t.Fatalf("markers %q %q %q, notes %q", a, b, a2, tb.Notes)
+	}
+	tb.Header = []string{"figure", "value"}
+	tb.Rows = [][]string{{"ttfp p50 " + a, "1"}, {"continuity " + b, "2"}}
+	var buf bytes.Buffer
+	if err := Render(&buf, FormatTable, tb); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "\n  [1] server: bucket estimate\n  [2] client: arrival clock\n") {
+		t.Errorf("footnotes:\n%s", out)
+	}
+}
+
+func TestCSVIsTidy(t *testing.T) {
+	tables := []Table{
+		{Title: "Requests", Header: []string{"outcome", "count"}, Rows: [][]string{{"completed", "8"}}, Notes: []string{"decoration"}},
+		{Title: "Latency", Header: []string{"metric", "n", "p50"}, Rows: [][]string{{"ttfp (ms) [1]", "8", "155.8"}}, Notes: []string{"[1] time to first packet"}},
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, FormatCSV, tables...); err != nil {
+		t.Fatal(err)
+	}
+	want := "table,row,column,value\nRequests,completed,count,8\nLatency,ttfp (ms),n,8\nLatency,ttfp (ms),p50,155.8\n"
+	if got := buf.String(); got != want {
+		t.Errorf("csv =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRunTablesGroupStallsUnderContinuity(t *testing.T) {
+	recs := sampleRecords(200, 4) // late chunks: some responses stall
+	s := summary.Compute(recs, summary.Options{})
+	s.Mode = "closed"
+	tables := RunTables(RunReport{Header: *sampleHeader("tts-short"), Summary: s, Workload: WorkloadOf(recs)})
+	var titles []string
+	for _, tb := range tables {
+		titles = append(titles, tb.Title)
+	}
+	lat := slices.Index(titles, "Latency and real-time factor")
+	cont := slices.Index(titles, "Playback continuity")
+	stalls := slices.Index(titles, "Underrun and stalls per response")
+	if titles[0] != "Run" || lat < 0 || cont < lat || stalls != cont+1 {
+		t.Fatalf("tables %q: want Run first and the stall distributions right after continuity", titles)
+	}
+	for _, row := range tables[lat].Rows {
+		if strings.Contains(row[0], "stall") || strings.Contains(row[0], "underrun") || strings.Contains(row[0], "schedule_lag") {
+			t.Errorf("latency table has row %q", row[0])
+		}
+	}
+	if !slices.Contains(tables[stalls].Header, "p50") || slices.Contains(tables[stalls].Header, "median") {
+		t.Errorf("stall table header %q: p50 without a median beside it", tables[stalls].Header)
+	}
+	// Without any stall the distribution table of zeros goes, with a note.
+	for i := range recs {
+		if c := recs[i].Continuity; c != nil {
+			cp := *c
+			cp.MaxUnderrunS, cp.StallResume = 0, &results.PlayerResult{}
+			recs[i].Continuity = &cp
+		}
+	}
+	s = summary.Compute(recs, summary.Options{})
+	tables = RunTables(RunReport{Summary: s})
+	for _, tb := range tables {
+		if tb.Title == "Underrun and stalls per response" {
+			t.Errorf("a table of zeros is shown: %q", tb.Rows)
+		}
+		if tb.Title == "Playback continuity" && !slices.Contains(tb.Notes, "No response had an underrun or a stall.") {
+			t.Errorf("continuity notes %q", tb.Notes)
 		}
 	}
 }

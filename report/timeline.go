@@ -95,7 +95,13 @@ type playback struct {
 // delay, not the configuration). ok is false when continuity has nothing to
 // play.
 func playerCurve(in continuity.Input, startupS float64) playback {
-	res, tl := continuity.PrerollTimeline(in, continuity.FixedStartup(startupS))
+	return prerollCurve(in, continuity.FixedStartup(startupS))
+}
+
+// prerollCurve is the pre-roll player's position under cfg, for a record
+// that does not carry the player's result.
+func prerollCurve(in continuity.Input, cfg continuity.PrerollConfig) playback {
+	res, tl := continuity.PrerollTimeline(in, cfg)
 	if len(tl.Times) == 0 {
 		return playback{}
 	}

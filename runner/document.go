@@ -99,7 +99,7 @@ func (o *Outcome) Document() *Document {
 
 // Report is the run report the tables and the HTML page render.
 func (o *Outcome) Report() report.RunReport {
-	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, ServerVsClient: o.ServerVsClient()}
+	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOf(o.Records), ServerVsClient: o.ServerVsClient()}
 	if o.ScrapeNote != "" {
 		rep.Notes = append(rep.Notes, o.ScrapeNote)
 	}

@@ -80,16 +80,16 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 	if okTTFP && ttfp.Count > 0 {
 		add("TTFP mean", 1000*ttfp.Sum/ttfp.Count, 1000*mean(clientTTFP), true, "ms", "server measures from request arrival, so it should not exceed the client's")
 		for _, q := range []float64{0.5, 0.95} {
-			add(fmt.Sprintf("TTFP p%g (server: bucket estimate)", q*100), 1000*ttfp.Quantile(q), 1000*percentile(clientTTFP, q*100), true, "ms",
-				"histogram_quantile over bucket deltas: exact only to the bucket")
+			add(fmt.Sprintf("TTFP p%g", q*100), 1000*ttfp.Quantile(q), 1000*percentile(clientTTFP, q*100), true, "ms",
+				"server: histogram_quantile over the bucket deltas, exact only to the bucket")
 		}
 	}
 
 	// The server's RTF is generation time / duration, which no stream
 	// carries: its /metrics is where "the server's RTF" becomes known.
 	if rtf, ok := d.HistogramDelta("audio_rtf", nil); ok && rtf.Count > 0 {
-		add("RTF mean (server: generation / duration)", rtf.Sum/rtf.Count, mean(audioRTFs(o)), true, "",
-			"client: the benchmark's audio_rtf (last chunk for chat, e2e for speech); the server's excludes network and queueing")
+		add("RTF mean", rtf.Sum/rtf.Count, mean(audioRTFs(o)), true, "",
+			"RTF: server = generation time / audio duration, without network and queueing; client = the benchmark's audio_rtf (last chunk for chat, e2e for speech)")
 	}
 	if dur, ok := d.HistogramDelta("audio_duration_s", nil); ok && dur.Count > 0 {
 		add("audio duration mean", dur.Sum/dur.Count, mean(durations(o)), true, "s", "frames / sample rate on both sides")
@@ -98,7 +98,7 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 	e2e, okE2E := d.HistogramDelta("e2e_request_latency_s", nil)
 	add("e2e observations", e2e.Count, float64(fig.CompletedTotal), okE2E, "", "one per completed request")
 	if okE2E && e2e.Count > 0 {
-		add("e2e p50 (server: bucket estimate)", 1000*e2e.Quantile(0.5), 1000*percentile(e2es(o), 50), true, "ms", "histogram_quantile over bucket deltas")
+		add("e2e p50", 1000*e2e.Quantile(0.5), 1000*percentile(e2es(o), 50), true, "ms", "server: histogram_quantile over the bucket deltas, exact only to the bucket")
 	}
 
 	for _, th := range sortedKeys(fig.Continuous) {

@@ -18,7 +18,7 @@ func TestServerVsClientRTFAndDuration(t *testing.T) {
 	out := mustRun(t, baseConfig(sim.URL, wl, 4, 2))
 	rows := out.ServerVsClient()
 
-	rtf := row(t, rows, "RTF mean (server: generation / duration)")
+	rtf := row(t, rows, "RTF mean")
 	if rtf.Server == nil || math.Abs(*rtf.Server-e2eTiming().RTF) > 1e-6 {
 		t.Errorf("server RTF = %v, want the configured %v", fp(rtf.Server), e2eTiming().RTF)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -143,6 +142,7 @@ func (s *Search) Document() Document {
 }
 
 // figureColumns are the figure columns of the tables, after the level.
+// Units are in the headers; one cell holds one figure.
 func figureColumns(points []Point) []string {
 	th := "100"
 	for _, p := range points {
@@ -151,80 +151,63 @@ func figureColumns(points []Point) []string {
 			break
 		}
 	}
-	return []string{"completed", "errors", "TTFP p50 (ms)", "TTFP p95 (ms)", "e2e p95 (ms)",
-		"continuous (" + th + " ms)", "RTF p50", "req/s", "audio s/s"}
+	return []string{"ok", "errors", "TTFP p50 (ms)", "TTFP p95 (ms)", "e2e p95 (ms)",
+		"continuous at " + th + " ms", "RTF p50", "req/s", "audio s/s"}
 }
 
 func figureCells(f Figures) []string {
-	errs := strconv.Itoa(f.Failed)
-	if !math.IsNaN(f.ErrorRate) {
-		errs += " (" + percent(f.ErrorRate) + ")"
-	}
 	return []string{
-		fmt.Sprintf("%d/%d", f.Completed, f.Requests), errs,
+		fmt.Sprintf("%d/%d", f.Completed, f.Requests), strconv.Itoa(f.Failed),
 		num(f.TTFPP50MS, 1), num(f.TTFPP95MS, 1), num(f.E2EP95MS, 1),
 		percent(f.ContinuityOKRate), num(f.RTFP50, 3), num(f.RequestThroughput, 3), num(f.AudioThroughput, 3),
 	}
 }
 
-func num(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
-}
+func num(v float64, prec int) string { return report.FormatFixed(v, prec) }
 
-func percent(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
-}
+func percent(v float64) string { return report.FormatPct(v * 100) }
 
-// verdict is the SLO cell: "-" without SLOs, "pass", or "FAIL: figure, ...".
-func verdict(p Point) string {
+// verdict is the SLO cell: "-" without SLOs, "pass", or "MISS" with a
+// footnote in t that names every missed SLO and by how much.
+func verdict(t *report.Table, a Axis, p Point) string {
 	switch {
 	case len(p.SLOs) == 0:
 		return "-"
 	case p.Pass():
 		return "pass"
 	}
-	var names []string
+	var msgs []string
 	for _, r := range p.Failed() {
-		names = append(names, r.SLO.Figure)
+		msgs = append(msgs, r.Message)
 	}
-	return "FAIL: " + strings.Join(slices.Compact(names), ", ")
+	return "MISS " + t.Footnote(string(a)+" "+a.Format(p.Level)+": "+strings.Join(msgs, "; "))
 }
 
-func (a Axis) cell(p Point) string {
+// cell is the level's cell; an interrupted level carries a footnote.
+func (a Axis) cell(t *report.Table, p Point) string {
 	s := a.Format(p.Level)
 	if p.Partial {
-		s += " (interrupted)"
+		s += " " + t.Footnote("interrupted: this level's figures cover only the requests that finished, and decide nothing")
 	}
 	return s
 }
 
 // Tables returns the sweep table: one row per level, the SLO verdicts when
-// SLOs were given, and notes for the early stop and every missed SLO.
+// SLOs were given, and notes for every missed SLO and the early stop.
 func (r *Result) Tables() []report.Table {
 	t := report.Table{Title: "Sweep over " + string(r.Axis), Header: append([]string{r.Axis.Label()}, figureColumns(r.Points)...)}
 	if len(r.SLOs) > 0 {
 		t.Header = append(t.Header, "SLOs")
 	}
 	for _, p := range r.Points {
-		row := append([]string{r.Axis.cell(p)}, figureCells(p.Figures)...)
+		row := append([]string{r.Axis.cell(&t, p)}, figureCells(p.Figures)...)
 		if len(r.SLOs) > 0 {
-			row = append(row, verdict(p))
+			row = append(row, verdict(&t, r.Axis, p))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	if len(r.SLOs) > 0 {
 		t.Notes = append(t.Notes, "SLOs: "+strings.Join(sloExprs(r.SLOs), "; "))
-	}
-	for _, p := range r.Points {
-		for _, f := range p.Failed() {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s %s: %s", r.Axis, r.Axis.Format(p.Level), f.Message))
-		}
 	}
 	if n := r.StopNote(); n != "" {
 		t.Notes = append(t.Notes, n)
@@ -233,8 +216,8 @@ func (r *Result) Tables() []report.Table {
 }
 
 // Tables returns the search path (one row per run, with the SLO that
-// decided it: the first missed, or the tightest that held) and, as notes,
-// the answer and its margins.
+// decided it: the first missed, or the tightest that held, explained in a
+// footnote) and, as notes, the answer and its margins.
 func (s *Search) Tables() []report.Table {
 	t := report.Table{
 		Title:  "Capacity search over " + string(s.Axis),
@@ -242,18 +225,17 @@ func (s *Search) Tables() []report.Table {
 	}
 	for _, st := range s.Steps {
 		p := st.Point
-		v, why := "pass", ""
+		v, deciding := "pass", "-"
 		if f := p.Failed(); len(f) > 0 {
-			v, why = "FAIL", f[0].Message
+			v, deciding = "FAIL", strings.TrimSpace(f[0].SLO.Expr)+" "+t.Footnote(f[0].Message)
 		} else if tr, ok := p.Tightest(); ok {
-			why = "tightest: " + tr.Message
+			deciding = strings.TrimSpace(tr.SLO.Expr) + " " + t.Footnote("tightest: "+tr.Message)
 		}
 		if p.Partial {
 			v = "interrupted"
 		}
-		errs := strconv.Itoa(p.Figures.Failed)
-		t.Rows = append(t.Rows, []string{strconv.Itoa(st.Run), string(st.Phase), s.Axis.cell(p), v,
-			num(p.Figures.TTFPP95MS, 1), percent(p.Figures.ContinuityOKRate), errs, why})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(st.Run), string(st.Phase), s.Axis.cell(&t, p), v,
+			num(p.Figures.TTFPP95MS, 1), percent(p.Figures.ContinuityOKRate), strconv.Itoa(p.Figures.Failed), deciding})
 	}
 	t.Notes = append(t.Notes, "SLOs: "+strings.Join(sloExprs(s.SLOs), "; "))
 	t.Notes = append(t.Notes, s.Answer())

@@ -40,12 +40,12 @@ func TestSweepAllLevels(t *testing.T) {
 		t.Fatalf("tables %+v", tables)
 	}
 	row := tables[0].Rows[3]
-	// 19 of 20 completed, 1 failed (5%), TTFP 100 ms, throughput 8.
-	want := []string{"8", "19/20", "1 (5.0%)", "100.0", "100.0", "-", "100.0%", "-", "8.000", "0.000", "FAIL: errors"}
+	// 19 of 20 completed, 1 failed, TTFP 100 ms, throughput 8.
+	want := []string{"8", "19/20", "1", "100.0", "100.0", "-", "100.0%", "-", "8.000", "0.000", "MISS [1]"}
 	if !slices.Equal(row, want) {
 		t.Errorf("row\n got %q\nwant %q", row, want)
 	}
-	if !slices.Contains(tables[0].Notes, "concurrency 8: errors = 1, limit < 1: missed: exactly at the limit") {
+	if !slices.Contains(tables[0].Notes, "[1] concurrency 8: errors = 1, limit < 1: missed: exactly at the limit") {
 		t.Errorf("notes %q", tables[0].Notes)
 	}
 	js := res.JUnitSuites()
@@ -160,8 +160,8 @@ func TestSweepRunError(t *testing.T) {
 	if len(res.Points) != 3 || !res.Points[2].Partial || res.Points[2].Level != 4 {
 		t.Fatalf("points %+v", res.Points)
 	}
-	if got := res.Tables()[0].Rows[2][0]; got != "4 (interrupted)" {
-		t.Errorf("level cell %q", got)
+	if tb := res.Tables()[0]; tb.Rows[2][0] != "4 [1]" || !strings.HasPrefix(tb.Notes[0], "[1] interrupted: ") {
+		t.Errorf("level cell %q, notes %q", tb.Rows[2][0], tb.Notes)
 	}
 }
 

@@ -133,7 +133,7 @@ the ones that choose a single target or its scrape.`,
 	usage("concurrency", "closed loop: concurrent workers (default 1: sequential requests, as in the design document)")
 	usage("warmup", "warm-up requests at the start of every round of each arm, left out of the figures (default 1)")
 	usage("duration", "per arm, split across the rounds (whichever of -n and -d comes first)")
-	usage("out", "directory for a.jsonl and b.jsonl (re-analyse with `omnibench compare`), the /metrics snapshots, ab.json and the server logs")
+	usage("out", "`DIR` for a.jsonl and b.jsonl (re-analyse with omnibench compare), the /metrics snapshots, ab.json and the server logs")
 	usage("format", "report format: table, markdown or json")
 	usage("seed", "seed of the prompt order (round 0; later rounds derive theirs), the same for both arms")
 

@@ -161,7 +161,7 @@ func TestCheckCmd(t *testing.T) {
 	// Declaring the wrong stats setting fails a rule: exit 1.
 	junit := filepath.Join(dir, "check.xml")
 	out, _, code, err = runMetricsCmd(t, "check", off.URL+"/metrics", "--stats", "on", "--junit", junit, "--failures")
-	if code != 1 || !strings.Contains(err.Error(), "1 of") || !strings.Contains(out, "stats on: upstream") || strings.Contains(out, "PASS ") {
+	if code != 1 || !strings.Contains(err.Error(), "1 of") || !strings.Contains(out, "stats on:") || !strings.Contains(out, "upstream") || strings.Contains(out, "PASS ") {
 		t.Errorf("stats mismatch: code %d, err %v\n%s", code, err, out)
 	}
 	raw, err := os.ReadFile(junit)

@@ -17,9 +17,9 @@ import (
 	"time"
 )
 
-// execCmd runs `omnibench args...` and returns the status main would exit
+// execContract runs `omnibench args...` and returns the status main would exit
 // with and everything the command said (stderr and the returned error).
-func execCmd(t *testing.T, args ...string) (code int, said string) {
+func execContract(t *testing.T, args ...string) (code int, said string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -111,7 +111,7 @@ func TestExitStatusContract(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			code, said := execCmd(t, tc.args...)
+			code, said := execContract(t, tc.args...)
 			if code != tc.want || !strings.Contains(said, tc.says) {
 				t.Errorf("omnibench %q: exit %d, want %d (saying %q); it said:\n%s", tc.args, code, tc.want, tc.says, said)
 			}

@@ -24,7 +24,7 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd(version)
+	root := newRootCmd(versionString())
 	err := root.ExecuteContext(ctx)
 	return exitCode(ctx, err)
 }

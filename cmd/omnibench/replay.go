@@ -18,6 +18,7 @@ type replayOptions struct {
 	prebuffer  time.Duration
 	maxWait    time.Duration
 	format     string
+	wide       bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -67,6 +68,7 @@ Exit status: 0 done, 2 unusable input (bad flags, unreadable or malformed file).
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "audio the pre-roll player buffers before it starts")
 	f.DurationVar(&o.maxWait, "prebuffer-max-wait", 0, "longest the pre-roll player waits after the first chunk (0 = until --prebuffer is full)")
 	f.StringVar(&o.format, "format", report.FormatTable, "output format: table, markdown, json or csv")
+	addWideFlag(f, &o.wide)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(replayFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"default", "reference"}, cobra.ShellCompDirectiveNoFileComp))
@@ -85,8 +87,8 @@ func runReplay(cmd *cobra.Command, o replayOptions, path string) error {
 	var file *replay.File
 	if path == "-" {
 		file, err = replay.Read("stdin", cmd.InOrStdin())
-	} else {
-		file, err = replay.ReadFile(path)
+	} else if file, err = replay.ReadFile(path); err != nil {
+		err = notResultsFile(path, err, false)
 	}
 	if err != nil {
 		return withExitCode(2, err)
@@ -99,7 +101,7 @@ func runReplay(cmd *cobra.Command, o replayOptions, path string) error {
 	if o.format == report.FormatJSON {
 		return replay.WriteJSON(out, file, responses, sum)
 	}
-	return report.Render(out, o.format, replay.Tables(file, opts, responses, sum)...)
+	return renderTables(out, o.format, o.wide, replay.Tables(file, opts, responses, sum)...)
 }
 
 // replayOptions validates the flags and turns them into replay.Options.

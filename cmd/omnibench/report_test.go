@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,8 +65,8 @@ func TestReportRerendersSavedRun(t *testing.T) {
 		if err := root.Execute(); err != nil {
 			t.Fatalf("report --format %s: %v", format, err)
 		}
-		if !strings.Contains(out.String(), "ttfp_ms") {
-			t.Errorf("--format %s output lacks ttfp_ms:\n%s", format, out.String())
+		if !strings.Contains(out.String(), "ttfp (ms)") {
+			t.Errorf("--format %s output lacks ttfp (ms):\n%s", format, out.String())
 		}
 	}
 
@@ -76,5 +77,25 @@ func TestReportRerendersSavedRun(t *testing.T) {
 	err := root.Execute()
 	if code := exitCode(t.Context(), err); code != 2 || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file: exit %d, error %v", code, err)
+	}
+}
+
+// TestReportGivenASummary: the --summary document is not a results file;
+// report says what it got and what it wants, exit 2.
+func TestReportGivenASummary(t *testing.T) {
+	url := startRunSim(t, runSimConfig(t))
+	sum := filepath.Join(t.TempDir(), "run.json")
+	if _, stderr, code, err := execRun(t, "--url", url, "-n", "1", "--warmup", "0", "--summary", sum); code != 0 {
+		t.Fatalf("run: exit %d, %v\n%s", code, err, stderr)
+	}
+	_, _, code := sweepExec(t, "report", sum)
+	root := newRootCmd("test")
+	root.SetArgs([]string{"report", sum})
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	err := root.Execute()
+	if code != 2 || err == nil || !strings.Contains(err.Error(), sum+" is a run summary document") ||
+		!strings.Contains(err.Error(), "omnibench run --out FILE") {
+		t.Errorf("report %s: exit %d, %v; want exit 2 saying it is a run summary and naming run --out", sum, code, err)
 	}
 }

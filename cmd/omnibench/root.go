@@ -16,6 +16,10 @@ OpenAI-compatible) server, timestamps every audio chunk, computes TTFP, RTF and
 playback continuity, scrapes /metrics before and after, and compares what the
 server says with what the client measured. Without --url it runs against its
 own embedded simulator.`,
+		Example: `  omnibench run -n 20                 # a first run against the embedded simulator
+  omnibench run --url http://127.0.0.1:8000 --scenario tts-short --out run.jsonl
+  omnibench check http://127.0.0.1:8000/metrics
+  omnibench sweep -c 1,2,4,8 --url http://127.0.0.1:8000`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -52,6 +56,7 @@ own embedded simulator.`,
 		newCapacityCmd(),
 		newABCmd(),
 	)
+	finishCommands(root) // help defaults and value completions of every command
 	// Wrong arguments to any command are unusable input too.
 	for _, c := range root.Commands() {
 		if c.Args != nil {

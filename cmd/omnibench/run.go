@@ -64,6 +64,7 @@ type runOptions struct {
 	percentiles []float64
 	goodput     string
 	format      string
+	wide        bool
 	out         string
 	summaryOut  string
 
@@ -97,12 +98,17 @@ playback continuity and, when the server exports /metrics, the server's own
 figures beside the client's.
 
 Without --url it starts the embedded vLLM-Omni simulator on a free loopback port.`,
+		Example: `  omnibench run -n 20
+  omnibench run --url http://127.0.0.1:8000 --scenario tts-short -c 8 -n 200 --out run.jsonl
+  omnibench run --url http://127.0.0.1:8000 --rate 5 --arrival poisson -d 60s --slo 'audio_ttfp_p95<500ms'
+  omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd)
 		},
 	}
 	o.addFlags(cmd.Flags())
+	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
@@ -112,7 +118,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
-	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario name or a scenario YAML file (see `omnibench scenarios`)")
+	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
 	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
@@ -144,7 +150,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
 	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
 
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report (default 50,90,95,99)")
+	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
 	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
 	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
 	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
@@ -360,7 +366,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
 		Settle:     o.settle,
-		Version:    version,
+		Version:    versionString(),
 		Flags:      flagsWithoutSecrets(f),
 		Notes:      notes,
 	}
@@ -420,6 +426,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	var verdicts []slo.Result
 	if len(slos) > 0 {
 		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
 		}
@@ -429,7 +436,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			return fmt.Errorf("--summary: %w", err)
 		}
 	}
-	if err := writeRunReport(cmd.OutOrStdout(), o.format, rep, doc); err != nil {
+	if err := writeRunReport(cmd.OutOrStdout(), o.format, o.wide, rep, doc); err != nil {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
@@ -451,13 +458,13 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	return sloMiss(verdicts)
 }
 
-func writeRunReport(w io.Writer, format string, rep report.RunReport, doc any) error {
+func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport, doc any) error {
 	if format == report.FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	return report.Render(w, format, report.RunTables(rep)...)
+	return renderTables(w, format, wide, report.RunTables(rep)...)
 }
 
 func pick(vals ...int) int {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -45,14 +47,20 @@ func (o *metricsOptions) enabled() bool { return o.addr != "" || o.out != "" || 
 
 // newExporter builds the exporter for the run planned in cfg from sc and
 // hooks it into cfg; nil when no exporter flag was given. It checks the push
-// labels before the run, so a typo does not cost a whole run.
+// labels and that --metrics-out can be written before the run, so a typo
+// does not cost a whole run (exit 2).
 func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario) (*exporter.Exporter, map[string]string, error) {
 	if !o.enabled() {
 		return nil, nil, nil
 	}
 	grouping, err := exporter.ParsePushLabels(o.pushLabels)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--push-label: %w", err)
+		return nil, nil, withExitCode(2, fmt.Errorf("--push-label: %w", err))
+	}
+	if o.out != "" {
+		if err := checkWritable(o.out); err != nil {
+			return nil, nil, withExitCode(2, fmt.Errorf("--metrics-out: %w", err))
+		}
 	}
 	model := sc.Model
 	if model == "" && cfg.Target == "" {
@@ -86,11 +94,43 @@ func (o *metricsOptions) listen(ctx context.Context, exp *exporter.Exporter, log
 	return srv, nil
 }
 
+// checkWritable reports whether a file can be written at path the way
+// exporter.WriteFile writes it: a temporary file in the same directory,
+// renamed over path.
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".omnibench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// outputErrors are the failures of the outputs written after the results:
+// returned once (the caller prints it), on one line, saying that the
+// results themselves were written.
+type outputErrors []error
+
+func (e outputErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ") + " (the results were written)"
+}
+
+func (e outputErrors) Unwrap() []error { return e }
+
 // finish writes --metrics-out, pushes to --push and lingers on
 // --metrics-addr, in that order, after the results and the report are out.
 // Each output is attempted even when an earlier one failed; the errors are
-// reported on log and returned joined. An interrupted run still writes and
-// pushes what it gathered, but does not linger.
+// returned together, once. An interrupted run still writes and pushes what
+// it gathered, but does not linger.
 func (o *metricsOptions) finish(ctx context.Context, exp *exporter.Exporter, grouping map[string]string,
 	srv *exporter.Server, interrupted bool, log io.Writer) error {
 	if exp == nil {
@@ -112,16 +152,16 @@ func (o *metricsOptions) finish(ctx context.Context, exp *exporter.Exporter, gro
 			errs = append(errs, fmt.Errorf("--push: %w", err))
 		}
 	}
-	for _, err := range errs {
-		fmt.Fprintf(log, "omnibench: %v (the results were written)\n", err)
-	}
 	if srv != nil && !interrupted && o.linger > 0 {
 		fmt.Fprintf(log, "omnibench: serving the final metrics at %s for %v (Ctrl-C to stop)\n", srv.URL(), o.linger)
 		if err := srv.Linger(ctx, o.linger); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, fmt.Errorf("--metrics-addr: %w", err))
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return outputErrors(errs)
 }
 
 // redactedURL hides the password of a URL given as a flag value (a bare

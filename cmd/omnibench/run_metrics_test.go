@@ -110,19 +110,37 @@ func TestRunPushFailureKeepsResults(t *testing.T) {
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
 	prom := filepath.Join(t.TempDir(), "omnibench.prom")
-	stdout, stderr, err := runRunCmd(t, "-n", "2", "-c", "2", "--warmup", "0", "--scrape", "off", "--format", "json",
+	// The root command, as main runs it: main prints the returned error once.
+	stdout, stderr, code, err := execRun(t, "-n", "2", "-c", "2", "--warmup", "0", "--scrape", "off", "--format", "json",
 		"--metrics-out", prom, "--push", srv.URL)
-	if err == nil || !strings.Contains(err.Error(), "--push") {
-		t.Errorf("a failed push returned %v, want an error naming --push", err)
+	if code != 1 {
+		t.Errorf("a failed push exits %d, want 1", code)
 	}
-	if !strings.Contains(stderr, "the results were written") {
-		t.Errorf("stderr does not reassure about the results:\n%s", stderr)
+	if err == nil || strings.Count(err.Error(), "--push") != 1 || !strings.Contains(err.Error(), "the results were written") {
+		t.Errorf("a failed push returned %v, want one error naming --push that says the results were written", err)
+	}
+	if strings.Contains(stderr, "--push") {
+		t.Errorf("the push failure is reported on stderr and again as the error:\n%s", stderr)
 	}
 	if !strings.Contains(stdout, "{") {
 		t.Errorf("no report on stdout after a failed push: %q", stdout)
 	}
 	if _, err := os.Stat(prom); err != nil {
 		t.Errorf("--metrics-out not written after a failed push: %v", err)
+	}
+}
+
+func TestRunRejectsUnwritableMetricsOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{filepath.Join(dir, "missing", "omnibench.prom"), dir} {
+		out := filepath.Join(dir, "run.jsonl")
+		_, _, err := runRunCmd(t, "-n", "1", "--metrics-out", path, "--out", out)
+		if code := exitCode(t.Context(), err); code != 2 || err == nil || !strings.Contains(err.Error(), "--metrics-out") {
+			t.Errorf("--metrics-out %s: exit %d, %v; want exit 2 naming --metrics-out", path, code, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("--metrics-out %s: the run started (results file written) before the path was checked", path)
+		}
 	}
 }
 

@@ -55,16 +55,10 @@ func parseSLOs(sc *scenarios.Scenario, flags []string) ([]slo.SLO, error) {
 	return out, nil
 }
 
-// finishOutputs prints the SLO verdicts and writes the JUnit and HTML files.
+// finishOutputs writes the JUnit and HTML files. The SLO verdicts are part
+// of the report itself (rep.SLOs), in every format.
 func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, rep report.RunReport, verdicts []slo.Result) error {
 	if len(verdicts) > 0 {
-		for _, v := range verdicts {
-			mark := "ok  "
-			if !v.Pass {
-				mark = "MISS"
-			}
-			fmt.Fprintf(stderr, "SLO %s %s\n", mark, v.Message)
-		}
 		if r.junit != "" {
 			if err := junit.WriteFile(r.junit, slo.JUnitSuite(verdicts)); err != nil {
 				return fmt.Errorf("--junit: %w", err)
@@ -73,27 +67,12 @@ func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, re
 	}
 	if r.html != "" {
 		h := outcome.Header
-		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Sections: report.RunSections(rep, outcome.Records)}
-		if len(verdicts) > 0 {
-			page.Sections = append(page.Sections, report.TablesSection("Service-level objectives", sloTable(verdicts)))
-		}
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, outcome.Records)}
 		if err := report.WriteHTMLFile(r.html, page); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	return nil
-}
-
-func sloTable(vs []slo.Result) report.Table {
-	t := report.Table{Title: "SLOs", Header: []string{"objective", "verdict", "detail"}}
-	for _, v := range vs {
-		verdict := "pass"
-		if !v.Pass {
-			verdict = "MISS"
-		}
-		t.Rows = append(t.Rows, []string{v.SLO.Expr, verdict, v.Message})
-	}
-	return t
 }
 
 // sloMiss is the error of a run that missed at least one SLO.

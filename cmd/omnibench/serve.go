@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"strconv"
@@ -35,6 +36,9 @@ and faults are configurable and deterministic under --seed.
 
 Capacity model: --capacity N streams run at full speed; with more, generation
 slows by active/N, so playback continuity breaks above N / --rtf streams.`,
+		Example: `  omnibench serve --addr 127.0.0.1:8000 --log-stats
+  omnibench serve --addr 127.0.0.1:8000 --capacity 8 --rtf 0.3 --replicas 2,1,4
+  omnibench serve --fault-500 0.05 --fault-disconnect 0.02 --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -48,11 +52,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 			if err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
-			cfg = run.Server().Config()
-			fmt.Fprintf(stderr, "omnibench serve: listening on %s\n", run.URL)
-			fmt.Fprintf(stderr, "omnibench serve: model %s, replicas %s, stats %s, prefix %s, capacity %s\n",
-				cfg.Model, joinInts(cfg.Topology), onOff(cfg.StatsEnabled), cfg.Prefix, capacityText(cfg))
+			writeServeBanner(cmd.ErrOrStderr(), run.URL, run.Server().Config())
 			return run.Wait()
 		},
 	}
@@ -116,6 +116,15 @@ func (o *serveOptions) config() (simulator.Config, error) {
 	return cfg, nil
 }
 
+// writeServeBanner says on stderr what serve is serving, one short line
+// per topic.
+func writeServeBanner(w io.Writer, url string, cfg simulator.Config) {
+	fmt.Fprintf(w, "omnibench serve: listening on %s\n", url)
+	fmt.Fprintf(w, "omnibench serve: model %s\n", cfg.Model)
+	fmt.Fprintf(w, "omnibench serve: replicas %s, stats %s, prefix %s\n", joinInts(cfg.Topology), onOff(cfg.StatsEnabled), cfg.Prefix)
+	fmt.Fprintf(w, "omnibench serve: capacity %s\n", capacityText(cfg))
+}
+
 func joinInts(v []int) string {
 	s := make([]string, len(v))
 	for i, n := range v {
@@ -136,5 +145,5 @@ func capacityText(cfg simulator.Config) string {
 	if math.IsInf(k, 1) {
 		return "unlimited"
 	}
-	return fmt.Sprintf("%d streams (continuity knee above %.0f concurrent streams)", cfg.Capacity, k)
+	return fmt.Sprintf("%d streams (playback continuity breaks above %.0f concurrent streams)", cfg.Capacity, k)
 }

@@ -169,6 +169,7 @@ func (o *levelOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.slos, "slo", nil, "service-level objective checked at every level, e.g. 'audio_ttfp_p95<500ms' (repeatable; checked together with the scenario's slos)")
 	f.StringVar(&o.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report with a chart of every figure against the level")
+	addWideFlag(f, &o.run.wide)
 
 	runFlags := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	o.run.addFlags(runFlags)
@@ -346,7 +347,7 @@ func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []ju
 			return err
 		}
 	} else {
-		if err := report.Render(w, format, tables...); err != nil {
+		if err := renderTables(w, format, lr.o.run.wide, tables...); err != nil {
 			return err
 		}
 		if format == report.FormatCSV {
@@ -371,10 +372,11 @@ func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []ju
 		}
 	}
 	if lr.o.html != "" {
+		// The page describes the whole sweep: what the levels share once,
+		// what differs (the level) as the list of levels.
 		r := report.HTMLReport{Title: title, Sections: html}
-		if len(lr.headers) > 0 {
-			h := lr.headers[0]
-			r.Header = &h
+		for _, h := range lr.headers {
+			r.Runs = append(r.Runs, report.NamedHeader{Header: h})
 		}
 		if err := report.WriteHTMLFile(lr.o.html, r); err != nil {
 			errs = append(errs, fmt.Errorf("--html: %w", err))
