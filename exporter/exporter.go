@@ -33,6 +33,9 @@ type Options struct {
 	// in audio_skipped_requests_total{reason="no_audio_data"}, as the server
 	// counts it.
 	TextOnly bool
+	// Shard is the shard index of a sharded run (the shard label); "" for
+	// a run of the whole test, whose series have no shard label.
+	Shard string
 }
 
 // clientStage is the (stage, replica) of every client-side audio series: the
@@ -106,7 +109,11 @@ func New(opts Options) (*Exporter, error) {
 
 // constLabels are the run's identity on every family.
 func constLabels(opts Options) prometheus.Labels {
-	return prometheus.Labels{LabelEndpoint: opts.Endpoint, LabelScenario: opts.Scenario}
+	l := prometheus.Labels{LabelEndpoint: opts.Endpoint, LabelScenario: opts.Scenario}
+	if opts.Shard != "" {
+		l[LabelShard] = opts.Shard
+	}
+	return l
 }
 
 // register builds and registers the collector of one load-generator family.

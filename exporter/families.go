@@ -9,7 +9,10 @@ import (
 const (
 	LabelEndpoint = "endpoint" // constant: the request path, e.g. /v1/chat/completions
 	LabelScenario = "scenario" // constant: the scenario name
-	LabelClass    = "class"    // errors_total: a results error class
+	// LabelShard is constant too, on a shard's series only (run --shard
+	// I/N): the index, at most load.MaxShards values. Dashboards sum it away.
+	LabelShard = "shard"
+	LabelClass = "class" // errors_total: a results error class
 )
 
 // classOther is the class of an error whose class is not one of

@@ -47,6 +47,19 @@ type Config struct {
 	// OnDrop, when set, is called for each dropped arrival, synchronously on
 	// the scheduling goroutine: it must return quickly (record and go).
 	OnDrop func(a Arrival)
+
+	// Shard makes this run one part of a test split over several processes
+	// (see Shard); the zero value runs the whole test.
+	Shard Shard
+	// StartAt, when set, is the wall-clock start of the measured phase, the
+	// same for every shard: the run warms up, sleeps until StartAt and
+	// measures intended offsets from it (Stats.StartLate says how late it
+	// began when StartAt had passed). Shards on different machines agree
+	// only as well as the machines' clocks do (NTP-synchronised nodes).
+	StartAt time.Time
+	// OnBegin, when set, is called once right before the first measured
+	// arrival is due, with Stats.StartLate (0 without StartAt).
+	OnBegin func(late time.Duration)
 }
 
 // Open reports whether the configuration is an open loop.
@@ -114,6 +127,7 @@ func (c Config) Validate() error {
 	if c.LateThreshold < 0 {
 		bad("late threshold must be >= 0 (0 = %v), got %v", DefaultLateThreshold, c.LateThreshold)
 	}
+	errs = append(errs, c.shardErrors()...)
 	return errors.Join(errs...)
 }
 

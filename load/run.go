@@ -45,7 +45,10 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 		if sched, err = NewSchedule(cfg); err != nil {
 			return Stats{}, err
 		}
+		sched = cfg.Shard.Of(sched)
 	}
+	job, cfg.OnDrop = cfg.shardJob(job)
+	cfg = cfg.shardPart()
 
 	// Jobs must outlive an interruption by the grace period, so their
 	// context keeps ctx's values but not its cancellation.
@@ -69,7 +72,7 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 			r.openLoop(ctx, sched, &st)
 		} else {
 			var c counters
-			start := clk.Now()
+			start := r.begin(ctx, &st)
 			r.closedLoop(ctx, phase{start: start, first: cfg.Warmup, count: cfg.Requests, duration: cfg.Duration, workers: cfg.Concurrency}, &c)
 			st.Started = int(c.started.Load())
 			st.Scheduled = st.Started
@@ -179,7 +182,7 @@ func (r *runner) openLoop(ctx context.Context, sched Schedule, st *Stats) {
 		lastLaunch time.Duration
 	)
 	st.Lags = make([]time.Duration, 0, len(sched.Offsets))
-	start := r.clk.Now()
+	start := r.begin(ctx, st)
 	window := time.Duration(-1)
 	for i, off := range sched.Offsets {
 		// Sleep to an absolute time from the run start: oversleeping one

@@ -44,6 +44,10 @@ type Stats struct {
 	AchievedRate float64
 
 	Interrupted bool // ctx was cancelled before the run finished
+
+	// StartLate is how long after Config.StartAt the measured phase began
+	// (the timer's wake-up error when the run was early and slept).
+	StartLate time.Duration
 }
 
 // rate is n per window in 1/s, 0 for an empty window.

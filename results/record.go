@@ -169,6 +169,41 @@ type Header struct {
 	Rate          float64           `json:"rate,omitempty"`
 	Arrival       string            `json:"arrival,omitempty"`
 	Flags         map[string]string `json:"flags,omitempty"` // as given, secrets removed
+
+	// A shard (omnibench run --shard I/N) is part I of a test split over N
+	// processes; StartAt is the agreed wall-clock start of the measured
+	// phase (--start-at, RFC 3339) and StartLateS how long after it this
+	// process began (the timer's wake-up error when it was early).
+	// Warmup is the warm-up count of the run (per shard in a shard): the
+	// measured records are numbered from it.
+	Warmup     int     `json:"warmup,omitempty"`
+	ShardIndex int     `json:"shard_index,omitempty"`
+	ShardCount int     `json:"shard_count,omitempty"`
+	StartAt    string  `json:"start_at,omitempty"`
+	StartLateS float64 `json:"start_late_s,omitempty"`
+	// Merged describes a file written by omnibench merge from shards.
+	Merged *Merged `json:"merged,omitempty"`
+}
+
+// Merged is what omnibench merge records about the shards it joined.
+type Merged struct {
+	Shards []MergedShard `json:"shards"` // by index
+	// StartSkewS is the spread of the shards' measured starts: the latest
+	// StartLateS less the earliest.
+	StartSkewS float64 `json:"start_skew_s"`
+	// Warmup counts the shards' warm-up records (each shard warms its own
+	// connections and numbers them from 0: the merge prefixes their ids with
+	// "shardI-").
+	Warmup int `json:"warmup,omitempty"`
+}
+
+// MergedShard is one shard of a merge.
+type MergedShard struct {
+	Index      int     `json:"index"`
+	File       string  `json:"file"`
+	StartedAt  string  `json:"started_at"`
+	StartLateS float64 `json:"start_late_s"`
+	Records    int     `json:"records"` // measured records taken
 }
 
 // LatencyOrigin is the origin a run of this header's mode measured its

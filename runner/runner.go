@@ -153,6 +153,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if out.MetricsURL == "" {
 		out.MetricsURL = target + "/metrics"
 	}
+	if note := shardScrapeNote(cfg); note != "" {
+		out.ScrapeNote = note
+		cfg.Scrape = ScrapeOff
+	}
 	if cfg.Scrape != ScrapeOff {
 		snap, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
 		switch {
@@ -197,9 +201,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Arrival:       cfg.Load.Arrival,
 		Flags:         cfg.Flags,
 	}
-	var w *results.Writer
+	shardHeader(&out.Header, cfg)
+	var w *headerGate
 	if cfg.Out != nil {
-		w = results.NewWriter(cfg.Out)
+		w = newHeaderGate(results.NewWriter(cfg.Out), !cfg.Load.StartAt.IsZero())
 		if err := w.WriteHeader(out.Header); err != nil {
 			return nil, err
 		}
@@ -250,16 +255,30 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.OnDrop != nil {
 		lcfg.OnDrop = cfg.OnDrop
 	}
+	lcfg.OnBegin = func(late time.Duration) {
+		out.Header.StartLateS = late.Seconds()
+		if w != nil {
+			if err := w.open(out.Header); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+	}
 	var stopProgress func()
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
+	announceStart(cfg)
 	lstats, runErr := load.Run(ctx, lcfg, job)
 	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
 		stopProgress()
 	}
 	out.Load = lstats
+	if w != nil { // interrupted before the measured phase began
+		if err := w.open(out.Header); err != nil {
+			writeOnce.Do(func() { writeErr = err })
+		}
+	}
 	if lcfg.StoppedByCount(lstats) {
 		out.note(cfg.Log, fmt.Sprintf("the count bound (%d requests) stopped the run after %s, before the duration bound %s",
 			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))

@@ -55,6 +55,8 @@ own embedded simulator.`,
 		newSweepCmd(),
 		newCapacityCmd(),
 		newABCmd(),
+		newMergeCmd(),
+		newKubeCmd(),
 	)
 	finishCommands(root) // help defaults and value completions of every command
 	// Wrong arguments to any command are unusable input too.

@@ -85,10 +85,16 @@ type runOptions struct {
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
+
+	// one shard of a test split over processes (run only; see run_shard.go)
+	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is the run command bound to o (kube render checks the run
+// flags it passes to the pods with it).
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -113,6 +119,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	o.outputs.addFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
 		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
+	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -378,6 +385,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return withExitCode(2, err)
+	}
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
 		return withExitCode(2, err)
@@ -440,6 +450,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil && outErr == nil {
+		outErr = err
+	}
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}

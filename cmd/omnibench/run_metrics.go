@@ -73,6 +73,7 @@ func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario)
 		Thresholds:     cfg.Summary.Thresholds,
 		ContinuityMode: cfg.Client.ContinuityMode,
 		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
+		Shard:          shardLabel(cfg.Load.Shard),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scrape"
+)
+
+// startServeProcess starts `omnibench serve` on a free loopback port with
+// millisecond timing and no jitter, and returns its URL once it listens.
+func startServeProcess(t *testing.T, bin string) string {
+	t.Helper()
+	// abServeCmd's server, with its port picked by the kernel.
+	args := strings.Fields(strings.Replace(abServeCmd(bin, "--jitter", "0", "--log-stats"), "{port}", "0", 1))[1:]
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "omnibench serve: listening on "); ok {
+				urls <- u
+				io.Copy(io.Discard, stderr)
+				return
+			}
+			t.Log(sc.Text())
+		}
+		urls <- "" // exited without listening
+	}()
+	select {
+	case u := <-urls:
+		if u == "" {
+			t.Fatal("omnibench serve exited before it listened")
+		}
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("omnibench serve did not say where it listens within 30s")
+	}
+	return ""
+}
+
+// runBinary runs the omnibench binary and fails the test unless it exits 0.
+func runBinary(t *testing.T, ctx context.Context, bin string, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("omnibench %s: %v\n%s%s", strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// The proof on one machine: three shard processes of one test against one
+// server give, merged, the one-process schedule (intended offsets to the
+// microsecond, sequence numbers, prompts), server deltas equal to the
+// merged counts, and the report of the concatenated records.
+func TestShardsMergeToTheOneProcessTest(t *testing.T) {
+	bin := abBuildOmnibench(t)
+	url := startServeProcess(t, bin)
+	const shards, seed = 3, 5
+	for _, tc := range []struct {
+		name string
+		load []string
+		cfg  load.Config // the one-process load, for the schedule
+	}{
+		{"open", []string{"--rate", "60", "--arrival", "poisson", "-n", "24"}, load.Config{Rate: 60, Arrival: load.Poisson, Requests: 24, Seed: seed}},
+		{"closed", []string{"-c", "4", "-n", "18"}, load.Config{Concurrency: 4, Requests: 18, Seed: seed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			common := append([]string{"run", "--url", url, "--scenario", "chat-voice", "--seed", fmt.Sprint(seed), "--warmup", "0", "--format", "json"}, tc.load...)
+
+			// Two seconds is ample for three processes to start: none is
+			// late unless the machine stalls, and a late one still merges.
+			startAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+			errs := make(chan error, shards)
+			for i := range shards {
+				out := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
+				args := append(slices.Clone(common), "--shard", fmt.Sprintf("%d/%d", i, shards), "--start-at", startAt,
+					"--out", out+".jsonl", "--save-scrapes", out)
+				go func() {
+					if msg, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+						errs <- fmt.Errorf("shard %d: %v\n%s", i, err, msg)
+						return
+					}
+					errs <- nil
+				}()
+			}
+			for range shards {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			merged := filepath.Join(dir, "merged.jsonl")
+			files, _ := filepath.Glob(filepath.Join(dir, "shard-*.jsonl"))
+			mergeOut := runBinary(t, ctx, bin, append(append([]string{"merge"}, files...), "--out", merged)...)
+			if !strings.Contains(string(mergeOut), "start skew") || strings.Contains(string(mergeOut), "miss") {
+				t.Errorf("merge output:\n%s", mergeOut)
+			}
+			h, recs, err := results.ReadFile(merged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Merged == nil || len(h.Merged.Shards) != shards || h.StartAt == "" {
+				t.Fatalf("merged header %+v", h)
+			}
+			t.Logf("%s loop: start skew %.3f ms; lateness per shard (ms): %.3f, %.3f, %.3f", tc.name, h.Merged.StartSkewS*1000,
+				h.Merged.Shards[0].StartLateS*1000, h.Merged.Shards[1].StartLateS*1000, h.Merged.Shards[2].StartLateS*1000)
+
+			// The schedule: every sequence number once, and in an open loop
+			// each at the one-process schedule's offset.
+			bySeq := slices.Clone(recs)
+			slices.SortFunc(bySeq, func(a, b results.Record) int { return a.Seq - b.Seq })
+			if len(bySeq) != tc.cfg.Requests {
+				t.Fatalf("merged %d records, want %d", len(bySeq), tc.cfg.Requests)
+			}
+			var sched load.Schedule
+			if tc.cfg.Open() {
+				if sched, err = load.NewSchedule(tc.cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k, r := range bySeq {
+				if r.Seq != k {
+					t.Fatalf("merged record %d has seq %d", k, r.Seq)
+				}
+				if tc.cfg.Open() {
+					got := time.Duration(math.Round(r.IntendedS*1e6)) * time.Microsecond
+					if want := sched.Offsets[k].Round(time.Microsecond); got != want {
+						t.Errorf("seq %d intended at %v, the one-process schedule at %v", k, got, want)
+					}
+				}
+			}
+
+			// The prompts: each sequence number's prompt, as the server
+			// counted its tokens, is the one-process run's.
+			ref := filepath.Join(dir, "one-process.jsonl")
+			runBinary(t, ctx, bin, append(slices.Clone(common), "--out", ref)...)
+			_, refRecs, err := results.ReadFile(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := map[int]int{}
+			for _, r := range refRecs {
+				tokens[r.Seq] = r.PromptTokens
+			}
+			distinct := map[int]bool{}
+			for _, r := range bySeq {
+				distinct[r.PromptTokens] = true
+				if r.PromptTokens == 0 || r.PromptTokens != tokens[r.Seq] {
+					t.Errorf("seq %d: %d prompt tokens, the one-process run %d", r.Seq, r.PromptTokens, tokens[r.Seq])
+				}
+			}
+			if len(distinct) < 2 {
+				t.Errorf("every prompt has %v tokens: the prompt check would not tell prompts apart", distinct)
+			}
+
+			// The server's deltas between shard 0's snapshots are the
+			// merged counts.
+			// Saved as .prom, .om or .pb by the format the server served.
+			snapshot := func(role string) *scrape.Snapshot {
+				paths, _ := filepath.Glob(filepath.Join(dir, "merged."+role+".*"))
+				if len(paths) != 1 {
+					t.Fatalf("merged %s snapshots: %v, want one", role, paths)
+				}
+				snap, err := scrape.ReadSnapshot(paths[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return snap
+			}
+			before, after := snapshot("before"), snapshot("after")
+			bf, err := before.Families()
+			if err != nil {
+				t.Fatal(err)
+			}
+			af, err := after.Families()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := scrape.Diff(bf, af)
+			var ok, frames int
+			for _, r := range recs {
+				if r.OK() {
+					ok++
+				}
+				frames += int(r.AudioFrames)
+			}
+			if ok != len(recs) || frames == 0 {
+				t.Errorf("%d of %d requests succeeded with %d frames", ok, len(recs), frames)
+			}
+			if got, found := d.CounterDelta("requests_success_total", nil); !found || got != float64(ok) {
+				t.Errorf("server requests_success_total delta %v (found %v), merged successes %d", got, found, ok)
+			}
+			if got, found := d.CounterDelta("audio_frames_total", nil); !found || got != float64(frames) {
+				t.Errorf("server audio_frames_total delta %v (found %v), merged frames %d", got, found, frames)
+			}
+			runBinary(t, ctx, bin, "check", before.Path, after.Path, "--run", merged)
+
+			// The other readers of results take the merge like any run.
+			runBinary(t, ctx, bin, "compare", ref, merged)
+			runBinary(t, ctx, bin, "replay", merged)
+
+			// The merged report is the report of the concatenated records.
+			var concat bytes.Buffer
+			w := results.NewWriter(&concat)
+			if err := w.WriteHeader(h); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				_, rs, err := results.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range rs {
+					if err := w.Write(&rs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			concatPath := filepath.Join(dir, "concatenated.jsonl")
+			if err := os.WriteFile(concatPath, concat.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range []string{"table", "json"} {
+				got := runBinary(t, ctx, bin, "report", merged, "--format", format)
+				want := runBinary(t, ctx, bin, "report", concatPath, "--format", format)
+				if !bytes.Equal(got, want) {
+					t.Errorf("report --format %s of the merge differs from that of the concatenated records:\n%s\n---\n%s", format, got, want)
+				}
+			}
+		})
+	}
+}
+
+// writeShardFile writes a results file of shard i/n with the given seed.
+func writeShardFile(t *testing.T, dir string, i, n int, seed int64) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := results.NewWriter(f)
+	h := results.Header{StartedAt: "2026-12-01T10:00:00Z", Seed: seed, Mode: "closed", Concurrency: n, ShardIndex: i, ShardCount: n, StartAt: "2026-12-01T10:00:05Z"}
+	if err := w.WriteHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	r := results.Record{ID: fmt.Sprintf("req-%06d", i), Seq: i, E2ES: 0.1}
+	if err := w.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestMergeCmdUnusableInput(t *testing.T) {
+	dir := t.TempDir()
+	s0 := writeShardFile(t, dir, 0, 3, 1)
+	s1 := writeShardFile(t, dir, 1, 3, 2)
+	out := filepath.Join(dir, "merged.jsonl")
+	for _, tc := range []struct {
+		args    []string
+		mention []string
+	}{
+		{[]string{"merge", s0, s1, "--out", out}, []string{"seed 2", "shard 2 of 3 missing"}},
+		{[]string{"merge", s0, s0, "--out", out}, []string{"shard 0: 2 files", "--keep FILE or --prefer newest"}},
+		{[]string{"merge", s0}, []string{"--out"}},
+		{[]string{"merge", filepath.Join(dir, "none.jsonl"), "--out", out}, []string{"none.jsonl"}},
+		{[]string{"run", "--shard", "auto/3"}, []string{"JOB_COMPLETION_INDEX is not set"}},
+		{[]string{"run", "--shard", "0/3", "-c", "2"}, []string{"concurrency 2 is split over 3 shards"}},
+		{[]string{"run", "--start-at", "soon"}, []string{"--start-at", "RFC 3339"}},
+	} {
+		t.Setenv("JOB_COMPLETION_INDEX", "")
+		_, _, code, err := runMetricsCmd(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", tc.args, code, err)
+			continue
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(err.Error(), m) {
+				t.Errorf("%v: error %q does not mention %q", tc.args, err, m)
+			}
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+}
