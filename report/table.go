@@ -1,10 +1,13 @@
 // Package report renders omnibench's results for people and programs: text
 // tables, Markdown and CSV from one Table value, and (in other files) the run
 // report and the self-contained HTML report. Commands build Tables; they never
-// format columns themselves.
+// format columns themselves. The layout of a text table (column widths,
+// where headers and cells wrap to fit the width limit) is report's own; the
+// grid itself, text and Markdown, is drawn by github.com/olekukonko/tablewriter.
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -12,8 +15,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 )
 
@@ -149,7 +155,11 @@ func renderText(w io.Writer, tables []Table, width int) error {
 				ew.line(l)
 			}
 		}
-		for _, l := range layout(t, width) {
+		lines, err := drawGrid(layout(t, width))
+		if err != nil {
+			return fmt.Errorf("report: table %q: %w", t.Title, err)
+		}
+		for _, l := range lines {
 			ew.line(l)
 		}
 		for _, n := range t.Notes {
@@ -161,19 +171,30 @@ func renderText(w io.Writer, tables []Table, width int) error {
 	return ew.err
 }
 
+// columnGap separates the columns of a text table.
 const columnGap = "  "
 
-// layout lays a table out as text lines no wider than width (0 = no limit)
+// grid is a table laid out for text: the width of every column and its
+// cells already wrapped into lines (joined by "\n"), ready to be drawn.
+type grid struct {
+	widths []int
+	right  []bool     // numeric columns align right, header included
+	header []string   // nil without a header; every cell has the same line count
+	rows   [][]string // every row has one cell per column
+}
+
+// layout lays a table out as text no wider than width (0 = no limit)
 // when it can: headers wrap at their spaces first, then the widest text
 // columns wrap their cells at word boundaries. Numbers never wrap and
-// are right-aligned.
-func layout(t Table, width int) []string {
+// are right-aligned. Widths are display widths, measured as tablewriter
+// measures them when it draws the grid.
+func layout(t Table, width int) grid {
 	cols := len(t.Header)
 	for _, r := range t.Rows {
 		cols = max(cols, len(r))
 	}
 	if cols == 0 {
-		return nil
+		return grid{}
 	}
 	cell := func(r []string, c int) string {
 		if c < len(r) {
@@ -188,13 +209,15 @@ func layout(t Table, width int) []string {
 	for c := range cols {
 		numeric[c] = numericColumn(t.Rows, c)
 		for _, r := range t.Rows {
-			maxCell[c] = max(maxCell[c], runeLen(cell(r, c)))
+			maxCell[c] = max(maxCell[c], textWidth(cell(r, c)))
 			longestWord[c] = max(longestWord[c], longestWordLen(cell(r, c)))
 		}
-		widths[c] = max(maxCell[c], runeLen(cell(t.Header, c)))
+		// An all-blank column keeps its place one space wide: tablewriter
+		// draws no column of width 0.
+		widths[c] = max(1, maxCell[c], textWidth(cell(t.Header, c)))
 	}
 	total := func() int {
-		n := runeLen(columnGap) * (cols - 1)
+		n := textWidth(columnGap) * (cols - 1)
 		for _, w := range widths {
 			n += w
 		}
@@ -228,54 +251,106 @@ func layout(t Table, width int) []string {
 		}
 	}
 
-	var out []string
-	emit := func(cells []string, header bool) {
+	g := grid{widths: widths, right: numeric}
+	wrap := func(cells []string, header bool) []string {
 		wrapped := make([][]string, cols)
 		lines := 1
 		for c := range cols {
 			wrapped[c] = wrapWords(cell(cells, c), widths[c])
 			lines = max(lines, len(wrapped[c]))
 		}
-		if header {
-			// Wrapped header words sit on the row above the rule, so the
-			// last line of every header touches it.
-			for c := range cols {
-				pad := make([]string, lines-len(wrapped[c]))
-				wrapped[c] = append(pad, wrapped[c]...)
+		out := make([]string, cols)
+		for c := range cols {
+			if header {
+				// Wrapped header words sit on the row above the rule, so the
+				// last line of every header touches it.
+				wrapped[c] = append(make([]string, lines-len(wrapped[c])), wrapped[c]...)
 			}
+			out[c] = strings.Join(wrapped[c], "\n")
 		}
-		for l := range lines {
-			var b strings.Builder
-			for c := range cols {
-				s := ""
-				if l < len(wrapped[c]) {
-					s = wrapped[c][l]
-				}
-				if c > 0 {
-					b.WriteString(columnGap)
-				}
-				fill := strings.Repeat(" ", max(0, widths[c]-runeLen(s)))
-				if numeric[c] {
-					b.WriteString(fill + s)
-				} else {
-					b.WriteString(s + fill)
-				}
-			}
-			out = append(out, strings.TrimRight(b.String(), " "))
-		}
+		return out
 	}
 	if len(t.Header) > 0 {
-		emit(t.Header, true)
-		rule := make([]string, cols)
-		for c := range cols {
-			rule[c] = strings.Repeat("-", widths[c])
-		}
-		out = append(out, strings.Join(rule, columnGap))
+		g.header = wrap(t.Header, true)
 	}
 	for _, r := range t.Rows {
-		emit(r, false)
+		g.rows = append(g.rows, wrap(r, false))
 	}
-	return out
+	return g
+}
+
+// drawGrid draws a laid-out grid with tablewriter, borderless: columns
+// two spaces apart, a dashed rule under the header and nothing else. The
+// cells arrive wrapped and the widths decided, so tablewriter neither
+// wraps, trims nor reformats them; only trailing blanks are cut from its
+// lines. It returns the lines (tablewriter does not report write errors,
+// so the caller writes them).
+func drawGrid(g grid) ([]string, error) {
+	if len(g.widths) == 0 {
+		return nil, nil
+	}
+	align := make([]tw.Align, len(g.widths))
+	widths := tw.NewMapper[int, int]()
+	for c, width := range g.widths {
+		align[c] = tw.AlignLeft
+		if g.right[c] {
+			align[c] = tw.AlignRight
+		}
+		widths.Set(c, width)
+	}
+	symbols := tw.NewSymbolCustom("omnibench").WithRow("-").WithColumn(columnGap).
+		WithCenter(columnGap).WithHeaderMid(columnGap).WithMidLeft("").WithMidRight("")
+	cellConfig := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
+		Padding:    tw.CellPadding{Global: tw.PaddingNone},
+		Alignment:  tw.CellAlignment{PerColumn: align},
+	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: symbols,
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.On, BetweenRows: tw.Off, ShowHeader: tw.On},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.On, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderConfig(cellConfig),
+		tablewriter.WithRowConfig(cellConfig),
+		tablewriter.WithBehavior(tw.Behavior{TrimSpace: tw.Off, TrimLine: tw.Off, AutoHide: tw.Off}),
+		tablewriter.WithColumnWidths(widths),
+	)
+	if g.header != nil {
+		tbl.Header(g.header)
+		if len(g.rows) == 0 {
+			// tablewriter rules a header off only above rows or a footer:
+			// a blank footer keeps the rule under a header with no rows
+			// (its blank line is cut below).
+			tbl.Footer(make([]string, len(g.widths)))
+		}
+	}
+	if err := tbl.Bulk(g.rows); err != nil {
+		return nil, err
+	}
+	if err := tbl.Render(); err != nil {
+		return nil, err
+	}
+	lines := splitLines(buf.String())
+	if g.header != nil && len(g.rows) == 0 {
+		lines = lines[:len(lines)-1] // the blank footer
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines, nil
+}
+
+// splitLines splits tablewriter's output into its lines.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // headerWidth is the narrowest width, at least the column's widest cell,
@@ -286,12 +361,12 @@ func headerWidth(header string, widestCell, lines int) int {
 	if lines == 0 {
 		return floor
 	}
-	for w := floor; w < runeLen(header); w++ {
+	for w := floor; w < textWidth(header); w++ {
 		if len(wrapWords(header, w)) <= lines {
 			return w
 		}
 	}
-	return max(floor, runeLen(header))
+	return max(floor, textWidth(header))
 }
 
 // numericColumn reports whether every cell of column c reads as a figure
@@ -311,12 +386,14 @@ func numericColumn(rows [][]string, c int) bool {
 	return seen
 }
 
-func runeLen(s string) int { return utf8.RuneCountInString(s) }
+// textWidth is the width s takes on a terminal, measured as tablewriter
+// measures the cells it pads, so layout and drawing agree.
+func textWidth(s string) int { return twwidth.Width(s) }
 
 func longestWordLen(s string) int {
 	n := 0
 	for _, w := range strings.Fields(s) {
-		n = max(n, runeLen(w))
+		n = max(n, textWidth(w))
 	}
 	return n
 }
@@ -324,7 +401,7 @@ func longestWordLen(s string) int {
 // wrapWords breaks s into lines of at most width runes at spaces; a word
 // longer than width stays whole on its own line. Width 0 means no limit.
 func wrapWords(s string, width int) []string {
-	if width <= 0 || runeLen(s) <= width {
+	if width <= 0 || textWidth(s) <= width {
 		return []string{s}
 	}
 	var lines []string
@@ -333,7 +410,7 @@ func wrapWords(s string, width int) []string {
 		switch {
 		case line == "":
 			line = w
-		case runeLen(line)+1+runeLen(w) <= width:
+		case textWidth(line)+1+textWidth(w) <= width:
 			line += " " + w
 		default:
 			lines = append(lines, line)
@@ -365,6 +442,10 @@ func wrapNote(n string, width int) []string {
 	return lines
 }
 
+// renderMarkdown writes GitHub-flavoured Markdown tables through
+// tablewriter's Markdown renderer: a "###" title, cells left-aligned and
+// never wrapped (a reader's viewer wraps), pipes escaped, notes quoted
+// beneath.
 func renderMarkdown(w io.Writer, tables []Table) error {
 	ew := &errWriter{w: w}
 	esc := strings.NewReplacer("|", `\|`, "\n", " ")
@@ -376,43 +457,12 @@ func renderMarkdown(w io.Writer, tables []Table) error {
 			ew.line("### " + t.Title)
 			ew.line("")
 		}
-		cols := len(t.Header)
-		for _, r := range t.Rows {
-			cols = max(cols, len(r))
+		lines, err := drawMarkdown(t, esc)
+		if err != nil {
+			return fmt.Errorf("report: table %q: %w", t.Title, err)
 		}
-		widths := make([]int, cols)
-		get := func(r []string, c int) string {
-			if c < len(r) {
-				return esc.Replace(r[c])
-			}
-			return ""
-		}
-		for c := range cols {
-			widths[c] = max(3, runeLen(get(t.Header, c)))
-			for _, r := range t.Rows {
-				widths[c] = max(widths[c], runeLen(get(r, c)))
-			}
-		}
-		row := func(r []string) string {
-			var b strings.Builder
-			b.WriteString("|")
-			for c := range cols {
-				s := get(r, c)
-				b.WriteString(" " + s + strings.Repeat(" ", widths[c]-runeLen(s)) + " |")
-			}
-			return b.String()
-		}
-		if cols > 0 {
-			ew.line(row(t.Header))
-			var b strings.Builder
-			b.WriteString("|")
-			for c := range cols {
-				b.WriteString(":" + strings.Repeat("-", widths[c]+1) + "|")
-			}
-			ew.line(b.String())
-			for _, r := range t.Rows {
-				ew.line(row(r))
-			}
+		for _, l := range lines {
+			ew.line(l)
 		}
 		for _, n := range t.Notes {
 			ew.line("")
@@ -420,6 +470,61 @@ func renderMarkdown(w io.Writer, tables []Table) error {
 		}
 	}
 	return ew.err
+}
+
+// drawMarkdown draws one table's grid as Markdown lines. Every column is
+// at least three characters wide, so short columns still read as columns
+// in the source.
+func drawMarkdown(t Table, esc *strings.Replacer) ([]string, error) {
+	cols := len(t.Header)
+	for _, r := range t.Rows {
+		cols = max(cols, len(r))
+	}
+	if cols == 0 {
+		return nil, nil
+	}
+	cells := func(r []string) []string {
+		out := make([]string, cols)
+		for c := range min(cols, len(r)) {
+			out[c] = esc.Replace(r[c])
+		}
+		return out
+	}
+	header := cells(t.Header)
+	rows := make([][]string, len(t.Rows))
+	widths := tw.NewMapper[int, int]()
+	for c := range cols {
+		widths.Set(c, max(3, textWidth(header[c])))
+	}
+	for i, r := range t.Rows {
+		rows[i] = cells(r)
+		for c, s := range rows[i] {
+			widths.Set(c, max(widths.Get(c), textWidth(s)))
+		}
+	}
+	for c := range cols {
+		widths.Set(c, widths.Get(c)+2) // the cell padding of one space a side
+	}
+	cellConfig := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
+		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderConfig(cellConfig),
+		tablewriter.WithRowConfig(cellConfig),
+		tablewriter.WithBehavior(tw.Behavior{TrimSpace: tw.Off, TrimLine: tw.Off, AutoHide: tw.Off}),
+		tablewriter.WithColumnWidths(widths),
+	)
+	tbl.Header(header)
+	if err := tbl.Bulk(rows); err != nil {
+		return nil, err
+	}
+	if err := tbl.Render(); err != nil {
+		return nil, err
+	}
+	return splitLines(buf.String()), nil
 }
 
 // renderCSV writes tidy CSV: one header row and one observation per row,

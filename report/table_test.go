@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -213,6 +214,79 @@ func TestRunTablesGroupStallsUnderContinuity(t *testing.T) {
 		}
 		if tb.Title == "Playback continuity" && !slices.Contains(tb.Notes, "No response had an underrun or a stall.") {
 			t.Errorf("continuity notes %q", tb.Notes)
+		}
+	}
+}
+
+// TestGridExact pins the grid tablewriter draws, byte for byte: no
+// borders, columns two spaces apart, one dashed rule under the header,
+// header words stacked onto the rule, text cells wrapped at spaces,
+// numbers right-aligned, no trailing blanks; Markdown through its
+// Markdown renderer with pipes escaped.
+func TestGridExact(t *testing.T) {
+	tb := Table{Title: "Scenarios", Header: []string{"name", "rate (req/s)", "description"}, Rows: [][]string{
+		{"chat-voice", "12.5", "a long explanation of where this figure comes from, wrapped at spaces"},
+		{"tts|short", "-", "short"},
+		{"e2e", "900", ""},
+	}, Notes: []string{"[1] a note"}}
+	var buf bytes.Buffer
+	if err := RenderWith(&buf, FormatTable, Options{Width: 50}, tb); err != nil {
+		t.Fatal(err)
+	}
+	wantText := `Scenarios
+               rate
+name        (req/s)  description
+----------  -------  -----------------------------
+chat-voice     12.5  a long explanation of where
+                     this figure comes from,
+                     wrapped at spaces
+tts|short         -  short
+e2e             900
+  [1] a note
+`
+	if got := buf.String(); got != wantText {
+		t.Errorf("text =\n%s\nwant\n%s", got, wantText)
+	}
+
+	buf.Reset()
+	if err := RenderWith(&buf, FormatMarkdown, Options{Width: 50}, tb); err != nil {
+		t.Fatal(err)
+	}
+	wantMD := `### Scenarios
+
+| name       | rate (req/s) | description                                                           |
+|:-----------|:-------------|:----------------------------------------------------------------------|
+| chat-voice | 12.5         | a long explanation of where this figure comes from, wrapped at spaces |
+| tts\|short | -            | short                                                                 |
+| e2e        | 900          |                                                                       |
+
+> [1] a note
+`
+	if got := buf.String(); got != wantMD {
+		t.Errorf("markdown =\n%s\nwant\n%s", got, wantMD)
+	}
+
+	// A header with no rows beneath is still ruled off; a table without a
+	// header has no rule.
+	buf.Reset()
+	if err := Render(&buf, FormatTable, Table{Header: []string{"metric", "n"}}, Table{Rows: [][]string{{"a", "1"}, {"bb", "22"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.String(), "metric  n\n------  -\n\na    1\nbb  22\n"; got != want {
+		t.Errorf("header-only and headerless tables = %q, want %q", got, want)
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (f failingWriter) Write([]byte) (int, error) { return 0, f.err }
+
+func TestRenderReportsWriteErrors(t *testing.T) {
+	full := errors.New("disk full")
+	tb := Table{Header: []string{"metric", "n"}, Rows: [][]string{{"ttfp", "8"}}}
+	for _, format := range []string{FormatTable, FormatMarkdown, FormatCSV} {
+		if err := Render(failingWriter{full}, format, tb); !errors.Is(err, full) {
+			t.Errorf("%s: error %v, want %v", format, err, full)
 		}
 	}
 }
