@@ -16,6 +16,7 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -514,9 +515,18 @@ func (st *armState) startServer(ctx context.Context, cfg Config, logw io.Writer)
 	if err != nil {
 		return fmt.Errorf("abtest: arm %s: %w", st.name, err)
 	}
+	if st.spec.URL != "" {
+		// A fixed port that already answers is another server (often one a
+		// killed omnibench left behind): measuring it would be measuring
+		// the wrong thing.
+		if err := refuseBusyPort(ctx, base); err != nil {
+			return fmt.Errorf("abtest: arm %s: %w", st.name, err)
+		}
+	}
 	argv := substitutePort(st.spec.Cmd, port)
-	fmt.Fprintf(logw, "omnibench ab: arm %s: starting %s (log %s)\n", st.name, JoinArgs(RedactArgs(argv)), st.res.ServerLog)
-	srv, err := startServer(ctx, st.name, argv, base, st.res.ServerLog, cfg.StartupTimeout, cfg.StopGrace)
+	red := cfg.Run.Redact.With(secret.FromArgs(argv)...).With(secret.FromURL(st.spec.URL)...)
+	fmt.Fprintf(logw, "omnibench ab: arm %s: starting %s (log %s)\n", st.name, red.String(JoinArgs(RedactArgs(argv))), st.res.ServerLog)
+	srv, err := startServer(ctx, st.name, argv, base, st.res.ServerLog, cfg.StartupTimeout, cfg.StopGrace, red)
 	if srv != nil {
 		st.res.ServerPIDs = append(st.res.ServerPIDs, srv.pid)
 		st.res.ServerStarts++
@@ -574,7 +584,7 @@ func (st *armState) openResults(cfg Config) error {
 		Arrival:       cfg.Run.Load.Arrival,
 		Flags:         flags,
 	}
-	w := results.NewWriter(f)
+	w := results.NewWriter(cfg.Run.Redact.Writer(f))
 	if err := w.WriteHeader(h); err != nil {
 		return fmt.Errorf("abtest: arm %s: writing %s: %w", st.name, path, err)
 	}
@@ -653,7 +663,9 @@ func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Sna
 // fetchMetrics scrapes the arm's /metrics in the text format after the
 // settle wait: the one scrape of abtest, for the size and the stats check.
 func (st *armState) fetchMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {
-	return scrape.FetchSettled(ctx, st.url+"/metrics", scrape.AcceptText, cfg.Run.Settle)
+	opts := cfg.Run.ScrapeOptions() // --scrape-timeout and the caps
+	opts.Accept = scrape.AcceptText
+	return opts.FetchSettled(ctx, st.url+"/metrics", cfg.Run.Settle)
 }
 
 // close stops the arm's servers and closes its results file.

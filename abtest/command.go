@@ -3,6 +3,8 @@ package abtest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/omnibench/omnibench/secret"
 )
 
 // PortPlaceholder is replaced in every argument of a server command by the
@@ -95,24 +97,9 @@ func hasPlaceholder(argv []string) bool {
 	return false
 }
 
-// secretWords mark a flag whose value must not be written anywhere when
-// they are one of the words of its name ("--api-key", "--hf-token"). Whole
-// words only: "--tokenizer" and "--max-num-batched-tokens" are not secret.
-func secretWords() []string {
-	return []string{"key", "token", "secret", "password", "passwd", "credential", "credentials", "auth", "authorization"}
-}
-
-func isSecretFlag(name string) bool {
-	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
-	for _, w := range words {
-		for _, s := range secretWords() {
-			if w == s {
-				return true
-			}
-		}
-	}
-	return false
-}
+// isSecretFlag reports whether a flag name holds a credential (the rule
+// every output uses: secret.IsSecretName).
+func isSecretFlag(name string) bool { return secret.IsSecretName(strings.TrimLeft(name, "-")) }
 
 // RedactArgs returns argv with the values of secret-looking flags
 // ("--api-key X", "--hf-token=X": a flag with the word key, token, secret,
@@ -139,7 +126,11 @@ func RedactArgs(argv []string) []string {
 				redactNext = true
 			}
 		default:
-			out[i] = a
+			if name, _, ok := secret.EnvAssignment(a); ok {
+				out[i] = name + "=" + secret.Mask // env HF_TOKEN=... vllm serve
+			} else {
+				out[i] = a
+			}
 		}
 	}
 	return out

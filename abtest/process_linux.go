@@ -3,8 +3,24 @@ package abtest
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 )
+
+// setParentDeathSignal asks the kernel to SIGKILL the server when omnibench
+// dies, however it dies: without it a SIGKILLed ab leaves its server holding
+// the port, and the next ab measures that stale server as healthy. SIGKILL,
+// not SIGTERM: the parent is gone, nobody waits for a graceful stop, and a
+// server that ignores SIGTERM would leak all the same. It is tied to the
+// forking thread; startLocked keeps that thread alive. Call after
+// setProcessGroup.
+func setParentDeathSignal(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+}
 
 // groupAlive reports whether a process of the group is still running.
 // Zombies do not count: a member orphaned by its leader is reparented to

@@ -22,3 +22,8 @@ func groupAlive(pid int) bool { return false }
 
 func termSignal() os.Signal { return os.Kill } // no SIGTERM: stop at once
 func killSignal() os.Signal { return os.Kill }
+
+// setParentDeathSignal: this system has no parent-death signal; a server
+// outlives an omnibench killed by SIGKILL (the port check before the next
+// start catches it).
+func setParentDeathSignal(*exec.Cmd) {}

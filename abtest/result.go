@@ -113,7 +113,7 @@ func Metrics() []compare.Metric {
 			if !r.HasAudio() || r.AudioDurationS <= 0 {
 				return 0, false
 			}
-			if r.Kind == results.KindChat {
+			if r.ChatPath() {
 				return r.RTFLastChunk, true
 			}
 			return r.RTFE2E, true

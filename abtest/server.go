@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
+
+	"github.com/omnibench/omnibench/secret"
 )
 
 // Defaults of the server life cycle.
@@ -52,30 +56,36 @@ type server struct {
 // before startServer returns; the error then names the log file and quotes
 // its end, and the returned server (non-nil once the process was started)
 // tells its pid.
-func startServer(ctx context.Context, arm string, argv []string, baseURL, logPath string, timeout, grace time.Duration) (*server, error) {
+//
+// The server's output reaches the log through red, so a server that prints
+// its own command line or environment does not leak the credentials in it.
+// On Linux the server gets SIGKILL when omnibench dies (even by SIGKILL):
+// see startLocked.
+func startServer(ctx context.Context, arm string, argv []string, baseURL, logPath string, timeout, grace time.Duration, red *secret.Redactor) (*server, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("arm %s: server log: %w", arm, err)
 	}
 	s := &server{arm: arm, argv: argv, url: baseURL, logPath: logPath, log: logf, done: make(chan struct{})}
-	shown := JoinArgs(RedactArgs(argv))
+	shown := red.String(JoinArgs(RedactArgs(argv)))
 	fmt.Fprintf(logf, "# omnibench ab: arm %s: starting %s at %s\n", arm, shown, time.Now().UTC().Format(time.RFC3339Nano))
 
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	out := red.Writer(logf)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil // /dev/null: a server never reads the terminal
+	// Through a redacting writer exec copies the output from a pipe; a
+	// forked worker that keeps the pipe open must not hold Wait for ever
+	// once the leader is gone.
+	cmd.WaitDelay = grace
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(logf, "# omnibench ab: could not start: %v\n", err)
+	setParentDeathSignal(cmd)
+	if err := s.startLocked(cmd); err != nil {
+		fmt.Fprintf(logf, "# omnibench ab: could not start: %v\n", red.String(err.Error()))
 		logf.Close()
-		return nil, fmt.Errorf("arm %s: starting server %s: %w", arm, shown, err)
+		return nil, fmt.Errorf("arm %s: starting server %s: %s", arm, shown, red.String(err.Error()))
 	}
-	s.cmd, s.pid = cmd, cmd.Process.Pid
 	fmt.Fprintf(logf, "# omnibench ab: pid %d (process group %d)\n", s.pid, s.pid)
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
 
 	if err := s.waitHealthy(ctx, timeout); err != nil {
 		s.stop(grace)
@@ -85,6 +95,32 @@ func startServer(ctx context.Context, arm string, argv []string, baseURL, logPat
 		return s, fmt.Errorf("arm %s: server %s %w; its output is in %s%s", arm, shown, err, logPath, s.tail())
 	}
 	return s, nil
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread and keeps
+// that goroutine (and thread) until the process has been reaped.
+//
+// Why: Linux delivers the parent-death signal (Pdeathsig) when the *thread*
+// that forked the child exits, not when the process does. The Go runtime may
+// end a thread (a goroutine that exits while locked to one takes its thread
+// with it), and cmd.Start may run on any thread; a server started on such a
+// thread would be killed mid-run. A locked goroutine that lives as long as
+// the child pins the forking thread for exactly that time.
+func (s *server) startLocked(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		s.cmd, s.pid = cmd, cmd.Process.Pid
+		started <- nil
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+	return <-started
 }
 
 // waitHealthy polls /health until it answers 200, the process exits, the
@@ -235,4 +271,41 @@ func readTail(path string, max int64) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// PortInUseError is a fixed server port that already accepts connections
+// before ab starts its server there.
+type PortInUseError struct {
+	URL  string // password removed
+	Port string
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("port %s (%s) already accepts connections before the server was started: "+
+		"another server (perhaps one left by a killed omnibench) holds it; stop it or pick another port", e.Port, e.URL)
+}
+
+// busyPortDial bounds the connection attempt of refuseBusyPort: loopback
+// answers or refuses at once; a remote host that drops packets is taken as
+// free after this long.
+const busyPortDial = time.Second
+
+// refuseBusyPort returns a *PortInUseError when something already listens on
+// the host and port of baseURL.
+func refuseBusyPort(ctx context.Context, baseURL string) error {
+	u, err := parseBaseURL(baseURL)
+	if err != nil {
+		return err
+	}
+	port, err := urlPort(baseURL)
+	if err != nil {
+		return err
+	}
+	d := net.Dialer{Timeout: busyPortDial}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return nil // refused or unreachable: free for the server
+	}
+	c.Close()
+	return &PortInUseError{URL: redactURL(baseURL), Port: port}
 }

@@ -49,7 +49,7 @@ func startHelper(t *testing.T, ctx context.Context, mode string, timeout, grace 
 	}
 	logPath := filepath.Join(t.TempDir(), "a-server.log")
 	argv := substitutePort(helperCmd(mode, append([]string{"--port", PortPlaceholder}, extra...)...), port)
-	srv, err := startServer(ctx, "A", argv, "http://127.0.0.1:"+port, logPath, timeout, grace)
+	srv, err := startServer(ctx, "A", argv, "http://127.0.0.1:"+port, logPath, timeout, grace, nil)
 	return srv, logPath, err
 }
 
@@ -106,7 +106,7 @@ func TestServerStartupTimeout(t *testing.T) {
 
 func TestServerStartMissingProgram(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "b-server.log")
-	srv, err := startServer(context.Background(), "B", []string{filepath.Join(t.TempDir(), "no-such-server")}, "http://127.0.0.1:1", logPath, time.Second, time.Second)
+	srv, err := startServer(context.Background(), "B", []string{filepath.Join(t.TempDir(), "no-such-server")}, "http://127.0.0.1:1", logPath, time.Second, time.Second, nil)
 	if err == nil || srv != nil {
 		t.Fatalf("starting a missing program: server %v, error %v", srv, err)
 	}

@@ -52,7 +52,7 @@ func FiguresFromRecords(recs []results.Record) RunFigures {
 		f.Requests++
 		f.PromptTokens += r.PromptTokens
 		f.CompletionTokens += r.CompletionTokens
-		if r.Kind == results.KindChat && r.TTFPS > 0 {
+		if r.ChatPath() && r.TTFPS > 0 {
 			f.ChatAudioResponses++
 			f.TTFPSumS += r.TTFPS
 		}
@@ -70,7 +70,7 @@ func FiguresFromRecords(recs []results.Record) RunFigures {
 		f.Completed[reason]++
 		f.CompletedTotal++
 		f.AudioFrames += r.AudioFrames
-		if r.Kind == results.KindChat && r.Continuity != nil {
+		if r.ChatPath() && r.Continuity != nil {
 			for th, ok := range r.Continuity.OK {
 				if ok {
 					f.Continuous[th]++

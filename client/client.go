@@ -63,6 +63,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
 )
 
@@ -91,6 +92,11 @@ type Options struct {
 	// MaxConns bounds connections to the server (idle and in use);
 	// default 1024.
 	MaxConns int
+	// Redact holds the credentials the user gave (see package secret); the
+	// client adds APIKey, the base URL's userinfo and each request's header
+	// values, and applies it to a server's error body before it is clipped
+	// into Record.Error.
+	Redact *secret.Redactor
 	// MaxEventBytes caps one SSE line and one event's data (chat and
 	// speech SSE); default sse.DefaultMaxEventBytes (16 MiB). A response
 	// with a larger line or event fails as results.ErrMalformed with the
@@ -107,6 +113,7 @@ type Client struct {
 	transport  *http.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
+	redactor   *secret.Redactor
 
 	drainTimeout time.Duration // bound of a background drain (tests raise it)
 	drains       sync.WaitGroup
@@ -192,6 +199,7 @@ func New(opts Options) (*Client, error) {
 		// long streams; requests are bounded by context deadlines instead.
 		http:         &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
 		drainTimeout: drainTimeout,
+		redactor:     opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
 	}
 	c.closing, c.closed = context.WithCancel(context.Background())
 	c.streams.New = func() any { return new(stream) }

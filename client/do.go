@@ -19,6 +19,7 @@ import (
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
 )
 
@@ -139,7 +140,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.body = body{r: resp.Body, wd: wd}
-	reuse, err := s.readResponse(resp)
+	reuse, err := s.readResponse(resp, func(b []byte) []byte { return c.requestRedactor(req).Bytes(b) })
 	s.rec.E2ES = time.Since(s.t0).Seconds()
 	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
@@ -147,8 +148,10 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 
 // readResponse reads the response to its end marker (or to the failure)
 // and reports whether the connection is still sound, so that what is left
-// of the body is worth draining for reuse.
-func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
+// of the body is worth draining for reuse. redact removes the user's
+// credentials from a body quoted in the error, before it is clipped: a
+// secret straddling the clip would otherwise survive as a prefix.
+func (s *stream) readResponse(resp *http.Response, redact func([]byte) []byte) (reuse bool, err error) {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		loc := "no Location"
 		if l := resp.Header.Get("Location"); l != "" {
@@ -161,16 +164,16 @@ func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
 		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 			// A JSON document instead of a stream: the server ignored the
 			// streaming request or reported an error with a 2xx status.
-			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(msg))
+			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(redact(msg)))
 		}
-		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(msg))
+		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(redact(msg)))
 	}
 	if got, want := unexpectedType(s.kind, s.contentType); got != "" {
 		// A login page, a proxy's error page or the wrong stream: nothing
 		// in it is audio. Its start goes into the message, so the run's
 		// error set shows what came.
 		head, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
-		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(head))
+		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(redact(head)))
 	}
 	err = s.consume(&s.body)
 	var limit *sse.LimitError
@@ -259,37 +262,8 @@ func (tt *traceTimes) record(rec *results.Record) {
 // finish fills the fields derived from the chunks: audio totals, real-time
 // factors and the player simulations.
 func (c *Client) finish(s *stream) {
-	rec := s.rec
-	if !s.fmtKnown || rec.AudioBytes == 0 {
-		return
-	}
-	frame := s.f.BytesPerFrame()
-	rec.AudioFrames = rec.AudioBytes / int64(frame)
-	rec.AudioDurationS = float64(rec.AudioFrames) / float64(s.f.SampleRate)
-	if rec.AudioDurationS > 0 {
-		rec.RTFLastChunk = rec.LastAudioS / rec.AudioDurationS
-		rec.RTFE2E = rec.E2ES / rec.AudioDurationS
-	}
-	// RTFServer stays nil: no server reports its generation time in band.
-	in := continuity.Input{
-		ArrivalsS:   rec.ChunkArrivalsS,
-		Bytes:       rec.ChunkBytes,
-		SampleRate:  s.f.SampleRate,
-		SampleWidth: s.f.BitsPerSample / 8,
-		Channels:    s.f.Channels,
-	}
-	res := continuity.Simulate(in, c.opts.ContinuityMode)
-	ok := make(map[string]bool, len(c.thresholds))
-	for _, t := range c.thresholds {
-		ok[continuity.ThresholdLabel(t)] = res.Continuous(t)
-	}
-	rec.Continuity = &results.Continuity{
-		Mode:           c.opts.ContinuityMode.String(),
-		MaxUnderrunS:   res.MaxUnderrunS,
-		UnderrunEvents: res.UnderrunEvents,
-		OK:             ok,
-		Preroll:        playerResult(continuity.Preroll(in, c.opts.Preroll)),
-		StallResume:    playerResult(continuity.StallResume(in)),
+	if s.fmtKnown {
+		c.FinishAudio(s.rec, s.f)
 	}
 }
 
@@ -304,25 +278,20 @@ func playerResult(p continuity.PlayerResult) *results.PlayerResult {
 
 // redact removes credentials from a message that may quote the server.
 func (c *Client) redact(msg string, req Request) string {
-	secrets := make([]string, 0, 2)
-	if c.opts.APIKey != "" {
-		secrets = append(secrets, c.opts.APIKey)
+	return c.requestRedactor(req).String(msg)
+}
+
+// requestRedactor is the client's redactor plus the request's own header
+// values (any header may carry a credential).
+func (c *Client) requestRedactor(req Request) *secret.Redactor {
+	if len(req.Headers) == 0 {
+		return c.redactor
 	}
-	for k, v := range req.Headers {
-		switch strings.ToLower(k) {
-		case "authorization", "proxy-authorization", "x-api-key", "api-key":
-			if v != "" {
-				secrets = append(secrets, v)
-				if _, token, ok := strings.Cut(v, " "); ok && len(token) >= 8 {
-					secrets = append(secrets, token)
-				}
-			}
-		}
+	var vals []string
+	for _, v := range req.Headers {
+		vals = append(vals, secret.FromHeader(v)...)
 	}
-	for _, sec := range secrets {
-		msg = strings.ReplaceAll(msg, sec, "[redacted]")
-	}
-	return msg
+	return c.redactor.With(vals...)
 }
 
 // errorBodyMessage extracts the message of a non-2xx response body: the

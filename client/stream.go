@@ -492,19 +492,7 @@ func (s *stream) addChunk(now time.Time, pcm []byte) {
 		// where the caller writes the file.
 		_, _ = s.audioOut.Write(pcm)
 	}
-	rec := s.rec
-	off := s.since(now)
-	if rec.ChunkArrivalsS == nil {
-		rec.ChunkArrivalsS = make([]float64, 0, chunkCap)
-		rec.ChunkBytes = make([]int, 0, chunkCap)
-	}
-	if len(rec.ChunkArrivalsS) == 0 {
-		rec.TTFPS = off
-	}
-	rec.LastAudioS = off
-	rec.ChunkArrivalsS = append(rec.ChunkArrivalsS, off)
-	rec.ChunkBytes = append(rec.ChunkBytes, n)
-	rec.AudioBytes += int64(n)
+	AddChunk(s.rec, s.since(now), n)
 }
 
 // readRaw reads a raw speech byte stream (stream_format "audio"): each read

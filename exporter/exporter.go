@@ -228,7 +228,7 @@ func (e *Exporter) errorCounter(class string) prometheus.Counter {
 // request for speech (its speech RTF). Divided by frames / sample rate in the
 // core, it gives Record.RTFLastChunk or Record.RTFE2E.
 func genTime(r *results.Record) float64 {
-	if r.Kind == results.KindChat {
+	if r.ChatPath() {
 		return r.LastAudioS
 	}
 	return r.E2ES

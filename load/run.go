@@ -54,7 +54,7 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 	// context keeps ctx's values but not its cancellation.
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
-	stopGrace := watchGrace(ctx, cfg.Grace, cancelJobs)
+	stopGrace := watchGrace(ctx, cfg.Grace, abortOf(ctx), cancelJobs)
 	r := &runner{cfg: cfg, job: job, clk: clk, jobCtx: jobCtx}
 
 	st := Stats{Mode: cfg.Mode(), Planned: cfg.Requests, LateThreshold: cfg.lateThreshold(), TargetRate: cfg.Rate}
@@ -93,10 +93,10 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 	return st, nil
 }
 
-// watchGrace cancels the jobs' context grace after ctx is done. The returned
-// stop function ends the watcher and waits for it; call it once every job has
-// returned.
-func watchGrace(ctx context.Context, grace time.Duration, cancelJobs context.CancelFunc) (stop func()) {
+// watchGrace cancels the jobs' context grace after ctx is done, or at once
+// when abort (WithAbort) is closed after that. The returned stop function
+// ends the watcher and waits for it; call it once every job has returned.
+func watchGrace(ctx context.Context, grace time.Duration, abort <-chan struct{}, cancelJobs context.CancelFunc) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
@@ -114,6 +114,8 @@ func watchGrace(ctx context.Context, grace time.Duration, cancelJobs context.Can
 		defer t.Stop()
 		select {
 		case <-t.C:
+			cancelJobs()
+		case <-abort:
 			cancelJobs()
 		case <-done:
 		}

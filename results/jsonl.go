@@ -63,26 +63,49 @@ func (w *Writer) writeLine(v any) error {
 	return nil
 }
 
-// ReadFile reads a results JSONL file written by Writer.
+// ReadFile reads a results JSONL file written by Writer; a cut-off last
+// line is warned about on stderr (see ReadNamedTo).
 func ReadFile(path string) (Header, []Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
-	h, recs, err := ReadNamed(path, f)
-	return h, recs, err
+	return ReadNamedTo(path, f, os.Stderr)
 }
 
-// Read reads a results JSONL stream. The first non-blank line must be the
-// header; every following non-blank line must be a request record. A final
-// line cut short by an interrupted write is reported as an error naming its
-// line, with the records before it returned.
-func Read(r io.Reader) (Header, []Record, error) { return ReadNamed("input", r) }
+// Read reads a results JSONL stream (see ReadNamedTo), warning on stderr.
+func Read(r io.Reader) (Header, []Record, error) { return ReadNamedTo("input", r, os.Stderr) }
 
-// ReadNamed is Read with the name errors give the input (a file name, or
+// ReadNamed is Read with the name messages give the input (a file name, or
 // "stdin").
 func ReadNamed(name string, r io.Reader) (Header, []Record, error) {
+	return ReadNamedTo(name, r, os.Stderr)
+}
+
+// CutOffLine describes a last line cut short by an interrupted write.
+type CutOffLine struct {
+	Name  string // file name or "stdin"
+	Line  int    // 1-based
+	Bytes int    // bytes of the line that were written
+	Kept  int    // complete records before it
+}
+
+func (c CutOffLine) String() string {
+	return fmt.Sprintf("%s:%d: the last line is cut off after %d bytes (a write was interrupted, e.g. by SIGKILL); "+
+		"ignoring it and reading the %d complete records before it", c.Name, c.Line, c.Bytes, c.Kept)
+}
+
+// ReadNamedTo reads a results JSONL stream. The first non-blank line must be
+// the header; every following non-blank line must be a request record.
+//
+// A final line that has no newline and does not parse is what a run killed
+// in the middle of a write leaves behind (Writer ends every line with its
+// newline in the same write): it is skipped with one warning on warn (nil:
+// none) and every complete record is returned. Any other bad line, the last
+// one included when it is complete, is an error naming its line, returned
+// with the records before it.
+func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, error) {
 	br := bufio.NewReader(r)
 	var (
 		h      Header
@@ -94,8 +117,16 @@ func ReadNamed(name string, r io.Reader) (Header, []Record, error) {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			lineNo++
+			cutOff := errors.Is(err, io.EOF) && line[len(line)-1] != '\n'
+			raw := len(line)
 			line = bytes.TrimSpace(line)
 			if len(line) > 0 {
+				if cutOff && sawHdr && !json.Valid(line) {
+					if warn != nil {
+						fmt.Fprintf(warn, "omnibench: warning: %s\n", CutOffLine{Name: name, Line: lineNo, Bytes: raw, Kept: len(recs)})
+					}
+					break
+				}
 				var probe struct {
 					Type string `json:"type"`
 				}

@@ -45,7 +45,9 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 		{"empty", "", "no header"},
 		{"no header", `{"type":"request","id":"a"}` + "\n", "input:1: first line must be a header"},
 		{"bad json", `{"type":"header"}` + "\n" + `{"type":"request",` + "\n", "input:2: not a JSON object"},
-		{"cut line", `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"req`, "input:3:"},
+		{"cut line not last", `{"type":"header"}` + "\n" + `{"type":"req` + "\n" + `{"type":"request","id":"a"}` + "\n", "input:2: not a JSON object"},
+		{"complete bad last line", `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"req` + "\n", "input:3: not a JSON object"},
+		{"cut header", `{"type":"hea`, "input:1: not a JSON object"},
 		{"bad field", `{"type":"header"}` + "\n" + `{"type":"request","seq":"x"}` + "\n", "input:2: request:"},
 		{"unknown type", `{"type":"header"}` + "\n" + `{"type":"other"}` + "\n", `input:2: unknown line type "other"`},
 		{"future schema", `{"type":"header","schema_version":99}` + "\n", "schema_version 99"},
@@ -60,14 +62,27 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 	}
 }
 
+// A run killed in the middle of a write leaves a last line without its
+// newline: every complete record is kept, with one warning naming the line.
 func TestReadKeepsRecordsBeforeACutLine(t *testing.T) {
-	in := `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"requ`
-	_, recs, err := Read(strings.NewReader(in))
-	if err == nil {
-		t.Fatal("want error for the cut line")
+	in := `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"request","id":"b"}` + "\n" + `{"type":"request","id":"c","chunk_arr`
+	var warn bytes.Buffer
+	_, recs, err := ReadNamedTo("run.jsonl", strings.NewReader(in), &warn)
+	if err != nil {
+		t.Fatalf("a cut-off last line is an error: %v", err)
 	}
-	if len(recs) != 1 || recs[0].ID != "a" {
+	if len(recs) != 2 || recs[0].ID != "a" || recs[1].ID != "b" {
 		t.Fatalf("records before the cut line lost: %+v", recs)
+	}
+	want := "omnibench: warning: run.jsonl:4: the last line is cut off after 37 bytes"
+	if !strings.HasPrefix(warn.String(), want) || strings.Count(warn.String(), "\n") != 1 {
+		t.Errorf("warning %q, want one line starting %q", warn.String(), want)
+	}
+	// A complete last line without its newline is a record, not a cut.
+	warn.Reset()
+	_, recs, err = ReadNamedTo("run.jsonl", strings.NewReader(in[:strings.LastIndexByte(in, '\n')]), &warn)
+	if err != nil || len(recs) != 2 || warn.Len() != 0 {
+		t.Errorf("no final newline: %d records, err %v, warning %q", len(recs), err, warn.String())
 	}
 }
 
@@ -76,7 +91,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("{}\n"))
 	f.Add([]byte(`{"type":"header"}` + "\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, recs, err := Read(bytes.NewReader(data))
+		h, recs, err := ReadNamedTo("fuzz", bytes.NewReader(data), nil)
 		if err != nil {
 			return
 		}

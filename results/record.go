@@ -13,6 +13,8 @@ const (
 	KindChat      = "chat"       // POST /v1/chat/completions, stream: true (SSE)
 	KindSpeech    = "speech"     // POST /v1/audio/speech, stream_format "audio" (raw byte stream)
 	KindSpeechSSE = "speech-sse" // POST /v1/audio/speech, stream_format "sse"
+	KindSpeechWS  = "speech-ws"  // WS /v1/audio/speech/stream: one record per utterance of a session
+	KindRealtime  = "realtime"   // WS /v1/realtime?duplex=1 (OpenAI Realtime): one record per turn of a session
 )
 
 // Error classes. A failed request has exactly one.
@@ -108,6 +110,53 @@ type Record struct {
 	RTFServer    *float64 `json:"rtf_server,omitempty"`     // server generation time / duration, when the server says
 
 	Continuity *Continuity `json:"continuity,omitempty"`
+
+	// WS is set on the records of the WebSocket kinds (speech-ws, realtime).
+	WS *WSTurn `json:"ws,omitempty"`
+}
+
+// WSTurn is what one utterance (speech-ws) or turn (realtime) of a
+// WebSocket session adds to its Record. The Record's offsets are measured
+// from the message that asks for the audio: input.done (speech-ws) or
+// conversation.item.create (realtime, as the vLLM-Omni benchmark does).
+type WSTurn struct {
+	Session int `json:"session"` // the session's arrival sequence number (one connection)
+	Index   int `json:"index"`   // utterance or turn in the session, from 0
+
+	// speech-ws: the server's utterance_index (it also counts empty
+	// flushes), the time from the first input.text to input.done (the text
+	// pacing of --text-rate) and TTFP counted from the first input.text.
+	ServerIndex    *int    `json:"server_index,omitempty"`
+	TextLeadS      float64 `json:"text_lead_s,omitempty"`
+	TTFPFirstTextS float64 `json:"ttfp_first_text_s,omitempty"`
+	// ServerTotalBytes is audio.done.total_bytes (speech-ws); the record
+	// fails when it differs from the bytes received.
+	ServerTotalBytes *int64 `json:"server_total_bytes,omitempty"`
+	Words            int    `json:"words,omitempty"` // word timestamps received (audio.chunk mode)
+
+	// Bench holds the turn's figures as the vLLM-Omni benchmark's realtime
+	// backends define them (realtime only).
+	Bench *WSBench `json:"bench,omitempty"`
+
+	// CloseCode and CloseReason are the WebSocket close frame, on the
+	// record during which the connection ended (0: no close frame seen).
+	CloseCode   int    `json:"close_code,omitempty"`
+	CloseReason string `json:"close_reason,omitempty"`
+}
+
+// WSBench is one realtime turn measured as `vllm bench serve --omni`'s
+// openai-realtime backends measure it: the clock starts immediately before
+// conversation.item.create is sent; TTFP ends at the first
+// response.audio.delta with a non-empty delta (even one that decodes to a
+// WAV header only); the duration counts every decoded byte (WAV headers
+// included) at the last sample_rate_hz seen (default 24000); RTF is
+// (last non-empty audio delta - t0) / duration.
+type WSBench struct {
+	TTFPS          float64  `json:"ttfp_s"`
+	TTFTS          *float64 `json:"ttft_s,omitempty"` // first non-empty text delta; absent without text
+	AudioDurationS float64  `json:"audio_duration_s"`
+	GenerationS    float64  `json:"audio_generation_s"` // last non-empty audio delta - t0
+	RTF            *float64 `json:"rtf,omitempty"`      // absent when the duration is 0
 }
 
 // Continuity holds the player simulations of one response's chunk timeline.
@@ -127,6 +176,13 @@ type PlayerResult struct {
 	TotalStallS   float64 `json:"total_stall_s"`
 	LongestStallS float64 `json:"longest_stall_s"`
 }
+
+// ChatPath reports whether the server serves the record's request on its
+// streaming chat path: chat, and realtime, whose chat-fallback responses are
+// streaming chat completions upstream. There the server records TTFP and
+// continuity, and the vLLM-Omni benchmark's audio RTF ends at the last audio
+// chunk (RTFLastChunk) instead of the end of the request (RTFE2E).
+func (r *Record) ChatPath() bool { return r.Kind == KindChat || r.Kind == KindRealtime }
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }

@@ -19,6 +19,9 @@ type Document struct {
 	SchemaVersion int            `json:"schema_version"`
 	Run           results.Header `json:"run"`
 	Interrupted   bool           `json:"interrupted"`
+	// InterruptedDuring names the phase an interrupt hit: "load",
+	// "settle" or "metrics-linger" (Outcome.InterruptedDuring).
+	InterruptedDuring string `json:"interrupted_during,omitempty"`
 	// Failure says why the run is not a result ("nothing was measured: ...,
 	// top reason: ..."); empty when something was measured.
 	Failure string             `json:"failure,omitempty"`
@@ -60,28 +63,34 @@ type ServerDocument struct {
 	ServerVsClient []report.Comparison `json:"server_vs_client,omitempty"`
 }
 
-// SnapshotDocument is one raw /metrics snapshot.
+// SnapshotDocument describes one /metrics snapshot. The raw body is not
+// embedded (a large exposition made summaries of tens of megabytes): it is
+// written next to the summary when asked (run --save-scrapes), and File
+// names it (Outcome.BeforeFile, AfterFile).
 type SnapshotDocument struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	ContentType string    `json:"content_type"`
-	Body        string    `json:"body"`
+	Bytes       int       `json:"bytes"`
+	File        string    `json:"file,omitempty"`
 }
 
 // Document builds the run's JSON summary.
 func (o *Outcome) Document() *Document {
 	doc := &Document{
-		SchemaVersion: results.SchemaVersion,
-		Run:           o.Header,
-		Interrupted:   o.Interrupted,
-		Summary:       o.Summary,
-		Bench:         o.Summary.Bench(),
-		Load:          loadDocument(o.Load),
+		SchemaVersion:     results.SchemaVersion,
+		Run:               o.Header,
+		Interrupted:       o.Interrupted,
+		InterruptedDuring: o.InterruptedDuring,
+		Summary:           o.Summary,
+		Bench:             o.Summary.Bench(),
+		Load:              loadDocument(o.Load),
 	}
+	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Summary.NothingMeasured() {
 		doc.Failure = report.NothingMeasured(o.Summary)
 	}
 	if o.Before != nil || o.ScrapeNote != "" {
-		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before), After: snapshotDocument(o.After)}
+		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before, o.BeforeFile), After: snapshotDocument(o.After, o.AfterFile)}
 		if o.StatsOff && sd.Note == "" {
 			sd.Note = statsOffNote
 		}
@@ -119,9 +128,9 @@ func loadDocument(s load.Stats) LoadDocument {
 	}
 }
 
-func snapshotDocument(s *scrape.Snapshot) *SnapshotDocument {
+func snapshotDocument(s *scrape.Snapshot, file string) *SnapshotDocument {
 	if s == nil {
 		return nil
 	}
-	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Body: string(s.Body)}
+	return &SnapshotDocument{FetchedAt: s.FetchedAt, ContentType: s.ContentType, Bytes: len(s.Body), File: file}
 }

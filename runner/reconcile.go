@@ -7,7 +7,6 @@ import (
 
 	"github.com/omnibench/omnibench/check"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -126,7 +125,7 @@ func noAudio(o *Outcome) int {
 func chatTTFPs(o *Outcome) []float64 {
 	var xs []float64
 	for i := range o.Records {
-		if r := &o.Records[i]; r.Kind == results.KindChat && r.TTFPS > 0 {
+		if r := &o.Records[i]; r.ChatPath() && r.TTFPS > 0 {
 			xs = append(xs, r.TTFPS)
 		}
 	}
@@ -140,7 +139,7 @@ func audioRTFs(o *Outcome) []float64 {
 		if !r.OK() || r.AudioDurationS <= 0 {
 			continue
 		}
-		if r.Kind == results.KindChat {
+		if r.ChatPath() {
 			xs = append(xs, r.RTFLastChunk)
 		} else {
 			xs = append(xs, r.RTFE2E)

@@ -25,9 +25,11 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/wsclient"
 )
 
 // Scrape modes.
@@ -55,6 +57,13 @@ type Config struct {
 	MetricsURL string        // default Target + "/metrics"
 	Accept     scrape.Accept // content type to ask /metrics for
 	Settle     time.Duration // wait after the last response before the second scrape
+	// ScrapeTimeout bounds each scrape (0: scrape.DefaultTimeout); a scrape
+	// that hangs becomes a note (an error with ScrapeOn), never a hang.
+	ScrapeTimeout time.Duration
+	// ScrapeMaxBytes and ScrapeMaxSamples cap one exposition (0: the scrape
+	// package's defaults); a larger one becomes a note like a failed scrape.
+	ScrapeMaxBytes   int64
+	ScrapeMaxSamples int
 
 	// Out receives the results JSONL as the run goes (nil: none).
 	Out io.Writer
@@ -64,7 +73,12 @@ type Config struct {
 	Progress io.Writer
 
 	Version string
-	Flags   map[string]string // as given, secrets already removed
+	Flags   map[string]string // as given; Redact and secret.URL are applied again
+
+	// Redact holds every credential the user gave (package secret). Run
+	// applies it to the results stream, the header, notes and the log, and
+	// hands it to the client for servers' error bodies.
+	Redact *secret.Redactor
 
 	// OnRecord is called for every finished request, from the request's
 	// goroutine (the exporter observes through it). It must be safe for
@@ -81,6 +95,9 @@ type Config struct {
 	// override that dropped scenario fields, ...): Run writes each to Log
 	// and keeps it in Outcome.Notes for the report.
 	Notes []string
+
+	// WS configures the WebSocket kinds (sessions per arrival).
+	WS WSOptions
 
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
@@ -99,6 +116,10 @@ type Outcome struct {
 	After      *scrape.Snapshot
 	Delta      *scrape.Delta
 	ScrapeNote string // why there was no scrape, when there was none
+	// BeforeFile and AfterFile name the files the caller saves Before and
+	// After to (run --save-scrapes); the summary points at them instead of
+	// embedding the bodies.
+	BeforeFile, AfterFile string
 
 	Interrupted bool
 	// StatsOff is set when the server's /metrics shows its stats are off:
@@ -108,7 +129,17 @@ type Outcome struct {
 	// count bound that stopped it before --duration, hints about the
 	// target); the runner also writes each to Config.Log.
 	Notes []string
+	// InterruptedDuring says which phase an interrupt hit (InterruptedLoad,
+	// InterruptedSettle; the run command adds InterruptedLinger).
+	InterruptedDuring string
 }
+
+// Phases an interrupt can hit (Outcome.InterruptedDuring).
+const (
+	InterruptedLoad   = "load"           // requests were still being sent or answered
+	InterruptedSettle = "settle"         // every request was done; the second scrape was not taken
+	InterruptedLinger = "metrics-linger" // every output was written; the exporter stopped serving early
+)
 
 // Run performs the run. It returns an Outcome whenever any request was
 // attempted, also together with an error (for example when interrupted), so
@@ -119,6 +150,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...)
+	cfg.Log = cfg.Redact.Writer(cfg.Log)
+	if cfg.Out != nil {
+		cfg.Out = cfg.Redact.Writer(cfg.Out)
 	}
 	if cfg.Scrape == "" {
 		cfg.Scrape = ScrapeAuto
@@ -133,7 +169,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{MetricsURL: cfg.MetricsURL}
+	out := &Outcome{}
 	for _, n := range append(slices.Clone(cfg.Notes), targetNote) {
 		out.note(cfg.Log, n)
 	}
@@ -150,22 +186,25 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
 	}
 
-	if out.MetricsURL == "" {
-		out.MetricsURL = target + "/metrics"
+	metricsURL := cfg.MetricsURL
+	if metricsURL == "" {
+		metricsURL = target + "/metrics"
 	}
+	out.MetricsURL = redactURL(metricsURL)
 	if note := shardScrapeNote(cfg); note != "" {
 		out.ScrapeNote = note
 		cfg.Scrape = ScrapeOff
 	}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := scrape.Fetch(ctx, out.MetricsURL, cfg.Accept)
+		snap, err := cfg.ScrapeOptions().Fetch(ctx, metricsURL)
 		switch {
 		case err == nil:
 			out.Before = snap
 		case cfg.Scrape == ScrapeOn:
-			return nil, fmt.Errorf("scraping before the run: %w", err)
+			// Printed through the command's redacting stderr.
+			return nil, fmt.Errorf("scraping before the run: %w%s", err, scrapeHint(err))
 		default:
-			out.ScrapeNote = fmt.Sprintf("not comparing with server metrics: %v", err)
+			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("not comparing with server metrics: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		}
 	}
@@ -178,6 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	copts := cfg.Client
 	copts.BaseURL = target
+	copts.Redact = cfg.Redact
 	cl, err := client.New(copts)
 	if err != nil {
 		return nil, err
@@ -199,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Concurrency:   cfg.Load.Concurrency,
 		Rate:          cfg.Load.Rate,
 		Arrival:       cfg.Load.Arrival,
-		Flags:         cfg.Flags,
+		Flags:         redactFlags(cfg.Redact, cfg.Flags),
 	}
 	shardHeader(&out.Header, cfg)
 	var w *headerGate
@@ -213,7 +253,45 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	col := &collector{}
 	var writeErr error
 	var writeOnce sync.Once
+	// deliver takes a finished record to every consumer.
+	deliver := func(rec *results.Record, audio *bytes.Buffer) {
+		// Every kind's record (HTTP and WebSocket) says its latency origin.
+		rec.LatencyOrigin = out.Header.LatencyOrigin()
+		col.add(rec)
+		if audio != nil && rec.HasAudio() {
+			if err := saveAudio(cfg.SaveAudioDir, rec, audio.Bytes()); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+		if w != nil {
+			if err := w.Write(rec); err != nil {
+				writeOnce.Do(func() { writeErr = err })
+			}
+		}
+		if cfg.OnRecord != nil {
+			cfg.OnRecord(rec)
+		}
+	}
+	var ws *wsclient.Client
+	if isWSKind(cfg.Workload.Scenario().Kind) {
+		if ws, err = wsclient.New(wsclient.Options{
+			BaseURL: target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
+			MaxMessageBytes: cfg.WS.MaxMessageBytes,
+		}, cl); err != nil {
+			return nil, err
+		}
+	}
 	job := func(jctx context.Context, a load.Arrival) {
+		if ws != nil {
+			sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
+			runWSSession(jctx, ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
+				col.started()
+				if cfg.OnStart != nil {
+					cfg.OnStart(a)
+				}
+			}, deliver)
+			return
+		}
 		spec := cfg.Workload.Request(a.Seq, cfg.Seed)
 		rec := results.Record{
 			ID:        fmt.Sprintf("req-%06d", a.Seq),
@@ -223,7 +301,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 		rec.SentS = time.Since(a.Start).Seconds()
 		rec.LagS = rec.SentS - rec.IntendedS
-		rec.LatencyOrigin = out.Header.LatencyOrigin()
 		col.started()
 		if cfg.OnStart != nil {
 			cfg.OnStart(a)
@@ -235,20 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			req.AudioOut = audio
 		}
 		cl.Do(jctx, req, &rec)
-		col.add(&rec)
-		if audio != nil && rec.HasAudio() {
-			if err := saveAudio(cfg.SaveAudioDir, &rec, audio.Bytes()); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if w != nil {
-			if err := w.Write(&rec); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if cfg.OnRecord != nil {
-			cfg.OnRecord(&rec)
-		}
+		deliver(&rec, audio)
 	}
 
 	lcfg := cfg.Load
@@ -267,8 +331,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
 	}
+	// Say at once what an interrupt does (a second one is handled by load,
+	// see load.WithAbort).
+	stopNotice := context.AfterFunc(ctx, func() {
+		if n := col.inFlight(); n > 0 && lcfg.Grace > 0 {
+			fmt.Fprintf(cfg.Log, "omnibench: interrupted: finishing %d in-flight requests for up to %s; Ctrl-C again to stop now\n", n, lcfg.Grace)
+		} else {
+			fmt.Fprintf(cfg.Log, "omnibench: interrupted: cancelling %d in-flight requests\n", n)
+		}
+	})
 	announceStart(cfg)
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	stopNotice()
 	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
 		stopProgress()
@@ -284,15 +358,25 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))
 	}
 	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
+	if out.Interrupted {
+		out.InterruptedDuring = InterruptedLoad
+	}
 	out.Records = col.records()
 
 	if out.Before != nil && !out.Interrupted {
-		after, err := scrape.FetchSettled(ctx, out.MetricsURL, cfg.Accept, cfg.Settle)
+		if cfg.Settle >= time.Second {
+			fmt.Fprintf(cfg.Log, "omnibench: waiting %s (--settle) before the second scrape; Ctrl-C skips it\n", cfg.Settle)
+		}
+		after, err := cfg.ScrapeOptions().FetchSettled(ctx, metricsURL, cfg.Settle)
 		switch {
 		case ctx.Err() != nil:
-			// Interrupted during the settle wait: no second snapshot.
+			// Interrupted during the settle wait: the requests are all
+			// measured, the server's side is not.
+			out.Interrupted, out.InterruptedDuring = true, InterruptedSettle
+			out.ScrapeNote = "interrupted during the --settle wait: no second scrape, no server-side comparison"
+			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		case err != nil:
-			out.ScrapeNote = fmt.Sprintf("second scrape failed: %v", err)
+			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		default:
 			out.After = after
@@ -394,6 +478,13 @@ func (c *collector) add(r *results.Record) {
 		}
 		c.ttfpMS = append(c.ttfpMS, r.Latency(r.TTFPS)*1000) // as the report will show it
 	}
+}
+
+// inFlight is the number of requests started and not finished.
+func (c *collector) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight
 }
 
 func (c *collector) records() []results.Record {

@@ -67,7 +67,9 @@ type LoadDefaults struct {
 }
 
 // Kinds lists the request kinds in documentation order.
-func Kinds() []string { return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE} }
+func Kinds() []string {
+	return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS, results.KindRealtime}
+}
 
 // DefaultEndpoint is the API path of a request kind ("" for an unknown kind).
 func DefaultEndpoint(kind string) string {
@@ -76,6 +78,10 @@ func DefaultEndpoint(kind string) string {
 		return "/v1/chat/completions"
 	case results.KindSpeech, results.KindSpeechSSE:
 		return "/v1/audio/speech"
+	case results.KindSpeechWS:
+		return "/v1/audio/speech/stream"
+	case results.KindRealtime:
+		return "/v1/realtime" // WebSocket, with ?duplex=1
 	}
 	return ""
 }

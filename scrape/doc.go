@@ -11,6 +11,12 @@
 // HistogramQuantile estimates quantiles from bucket deltas exactly as
 // Prometheus' histogram_quantile does.
 //
+// Every scrape is bounded (Options): a deadline from connect to last byte
+// (DefaultTimeout, 10 s), a cap on the bytes read (MaxBodyBytes) and on the
+// samples decoded (DefaultMaxSamples), counted before any decoder runs. A
+// bound that is hit is a typed error (*TimeoutError, *LimitError) that
+// callers turn into a note naming the flag that raises it.
+//
 // Comparisons are always made on parsed values, never on text: `1.0` and `1`,
 // `le="1024.0"` and `le="1024"`, any label order and either order of `_sum`
 // and `_count` are the same data.

@@ -72,19 +72,67 @@ func (a Accept) Header() string {
 	return string(expfmt.FmtProtoDelim) + ";q=0.7," + acceptOpenMetrics + ";q=0.5," + acceptText + ";q=0.3,*/*;q=0.1"
 }
 
-// MaxBodyBytes bounds what Fetch reads from one /metrics response. Real
-// servers expose a few hundred kilobytes; anything near this is not metrics.
+// MaxBodyBytes bounds what a scrape reads from one /metrics response unless
+// Options.MaxBytes says otherwise. Real servers expose a few hundred
+// kilobytes; anything near this is not metrics.
 const MaxBodyBytes = 64 << 20
 
-// Fetch scrapes url once with http.DefaultClient (see FetchWith).
+// DefaultTimeout bounds one scrape (connect to last byte) unless
+// Options.Timeout says otherwise: a server that accepts the connection and
+// never answers must not hang the command.
+const DefaultTimeout = 10 * time.Second
+
+// Options bound one scrape. The zero value asks with AcceptAuto, through
+// http.DefaultClient, within DefaultTimeout, reading at most MaxBodyBytes and
+// accepting at most DefaultMaxSamples samples.
+type Options struct {
+	Accept     Accept
+	Client     *http.Client  // nil: http.DefaultClient
+	Timeout    time.Duration // whole scrape; 0: DefaultTimeout
+	MaxBytes   int64         // exposition bytes read; 0: MaxBodyBytes
+	MaxSamples int           // samples (exposition lines with a value) accepted; 0: DefaultMaxSamples
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return MaxBodyBytes
+}
+
+func (o Options) maxSamples() int {
+	if o.MaxSamples > 0 {
+		return o.MaxSamples
+	}
+	return DefaultMaxSamples
+}
+
+// Fetch scrapes url once with the default bounds (see Options.Fetch).
 func Fetch(ctx context.Context, url string, accept Accept) (*Snapshot, error) {
-	return FetchWith(ctx, http.DefaultClient, url, accept)
+	return Options{Accept: accept}.Fetch(ctx, url)
+}
+
+// FetchSettled is Options.FetchSettled with the default bounds.
+func FetchSettled(ctx context.Context, url string, accept Accept, settle time.Duration) (*Snapshot, error) {
+	return Options{Accept: accept}.FetchSettled(ctx, url, settle)
+}
+
+// FetchWith scrapes url once through client with the default bounds.
+func FetchWith(ctx context.Context, client *http.Client, rawURL string, accept Accept) (*Snapshot, error) {
+	return Options{Accept: accept, Client: client}.Fetch(ctx, rawURL)
 }
 
 // FetchSettled waits settle (so the server can finalize the requests it just
 // served) and then scrapes url like Fetch; a ctx cancelled during the wait
 // ends it with ctx's error.
-func FetchSettled(ctx context.Context, url string, accept Accept, settle time.Duration) (*Snapshot, error) {
+func (o Options) FetchSettled(ctx context.Context, url string, settle time.Duration) (*Snapshot, error) {
 	if settle > 0 {
 		t := time.NewTimer(settle)
 		defer t.Stop()
@@ -94,32 +142,79 @@ func FetchSettled(ctx context.Context, url string, accept Accept, settle time.Du
 			return nil, fmt.Errorf("waiting %s before scraping %s: %w", settle, redact(url), ctx.Err())
 		}
 	}
-	return Fetch(ctx, url, accept)
+	return o.Fetch(ctx, url)
 }
 
-// FetchWith scrapes url once and returns the raw response as a Snapshot,
-// after checking that the body parses. The request is bounded by ctx only;
-// callers set a deadline. Errors name the URL (with any password removed).
-func FetchWith(ctx context.Context, client *http.Client, rawURL string, accept Accept) (*Snapshot, error) {
-	shown := redact(rawURL)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", shown, err)
+// TimeoutError is a scrape that did not complete within Options.Timeout
+// (the caller's own context was still live).
+type TimeoutError struct {
+	URL     string // password removed
+	Timeout time.Duration
+	Read    int // body bytes received before the deadline
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Read > 0 {
+		return fmt.Sprintf("scrape %s: no complete answer within %s (%d bytes read)", e.URL, e.Timeout, e.Read)
 	}
-	req.Header.Set("Accept", accept.Header())
+	return fmt.Sprintf("scrape %s: no answer within %s", e.URL, e.Timeout)
+}
+
+// LimitError is an exposition larger than a cap: more bytes than
+// Options.MaxBytes or more samples than Options.MaxSamples.
+type LimitError struct {
+	Source string
+	What   string // "bytes" or "samples"
+	Limit  int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s: exposition has more than %d %s (the cap)", e.Source, e.Limit, e.What)
+}
+
+// Fetch scrapes url once and returns the raw response as a Snapshot, after
+// checking that the body parses. The whole scrape is bounded by o.Timeout
+// as well as by ctx. Errors name the URL (with any password removed).
+func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
+	shown := redact(rawURL)
+	client := o.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	sctx, cancel := context.WithTimeout(ctx, o.timeout())
+	defer cancel()
+	// timedOut tells our own deadline from the caller's cancellation.
+	timedOut := func(read int) error {
+		if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			return &TimeoutError{URL: shown, Timeout: o.timeout(), Read: read}
+		}
+		return nil
+	}
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", shown, scrubURLError(err))
+	}
+	req.Header.Set("Accept", o.Accept.Header())
 	req.Header.Set("User-Agent", "omnibench-scrape")
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
+		if te := timedOut(0); te != nil {
+			return nil, te
+		}
 		return nil, fmt.Errorf("scrape %s: %w", shown, scrubURLError(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	limit := o.maxBytes()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
+		if te := timedOut(len(body)); te != nil {
+			return nil, te
+		}
 		return nil, fmt.Errorf("scrape %s: reading body after %d bytes: %w", shown, len(body), scrubURLError(err))
 	}
-	if len(body) > MaxBodyBytes {
-		return nil, fmt.Errorf("scrape %s: body larger than %d bytes", shown, MaxBodyBytes)
+	if int64(len(body)) > limit {
+		return nil, &LimitError{Source: "scrape " + shown, What: "bytes", Limit: limit}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: resp.Status, Body: excerpt(body)}
@@ -129,6 +224,7 @@ func FetchWith(ctx context.Context, client *http.Client, rawURL string, accept A
 		ContentType: resp.Header.Get("Content-Type"),
 		FetchedAt:   start.UTC(),
 		Body:        body,
+		MaxSamples:  o.maxSamples(),
 	}
 	if _, err := snap.Families(); err != nil {
 		return nil, err

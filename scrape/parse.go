@@ -86,13 +86,31 @@ func (e *NotExpositionError) Error() string {
 // they are harmless and common in hand-edited or Windows-saved files. Line
 // numbers in errors are unaffected by this.
 func Parse(contentType string, body []byte) (Families, error) {
-	return parse("", contentType, body, 0)
+	return parse("", contentType, body, 0, DefaultMaxSamples)
 }
 
-// parse is Parse with a source name for errors and the number of lines that
-// precede body in the source (a snapshot's header line).
-func parse(source, contentType string, body []byte, lineOffset int) (Families, error) {
+// DefaultMaxSamples caps the samples an exposition may hold before it is
+// decoded (Options.MaxSamples raises it). A sample is one line with a value
+// in the text formats (a histogram series has one per bucket plus _sum and
+// _count) and the same count for protobuf. Decoding costs about 2 KB per
+// sample, so the cap bounds a scrape at about 500 MB; a real vLLM-Omni server
+// exposes a few thousand samples.
+const DefaultMaxSamples = 250_000
+
+// parse is Parse with a source name for errors, the number of lines that
+// precede body in the source (a snapshot's header line) and the sample cap
+// (0: DefaultMaxSamples).
+func parse(source, contentType string, body []byte, lineOffset, maxSamples int) (Families, error) {
+	if maxSamples <= 0 {
+		maxSamples = DefaultMaxSamples
+	}
 	kind, format := detectFormat(contentType, body)
+	if kind != FormatProtobuf {
+		// Counted before decoding: the decoders' memory is what the cap bounds.
+		if n := countTextSamples(body, maxSamples); n > maxSamples {
+			return nil, &LimitError{Source: sourceName(source), What: "samples", Limit: int64(maxSamples)}
+		}
+	}
 	if kind != FormatProtobuf {
 		if what, ok := foreign(contentType, body); ok {
 			shown := ""
@@ -111,7 +129,12 @@ func parse(source, contentType string, body []byte, lineOffset int) (Families, e
 	switch kind {
 	case FormatProtobuf:
 		if err = checkFrames(body); err == nil {
-			mfs, err = decodeAll(expfmt.NewDecoder(bytes.NewReader(body), format))
+			mfs, err = decodeAll(expfmt.NewDecoder(bytes.NewReader(body), format), maxSamples)
+			var le *LimitError
+			if errors.As(err, &le) {
+				le.Source = sourceName(source)
+				return nil, le
+			}
 		}
 	case FormatOpenMetrics:
 		text := normaliseText(body)
@@ -151,9 +174,12 @@ func parseText(text []byte) ([]*dto.MetricFamily, error) {
 	return mfs, nil
 }
 
-// decodeAll runs a decoder to io.EOF.
-func decodeAll(dec expfmt.Decoder) ([]*dto.MetricFamily, error) {
+// decodeAll runs a decoder to io.EOF, stopping with a *LimitError once the
+// families decoded hold more than maxSamples samples (counted as the text
+// format would print them).
+func decodeAll(dec expfmt.Decoder, maxSamples int) ([]*dto.MetricFamily, error) {
 	var out []*dto.MetricFamily
+	samples := 0
 	for {
 		mf := &dto.MetricFamily{}
 		err := dec.Decode(mf)
@@ -163,8 +189,46 @@ func decodeAll(dec expfmt.Decoder) ([]*dto.MetricFamily, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, m := range mf.GetMetric() {
+			samples++
+			if h := m.GetHistogram(); h != nil {
+				samples += len(h.GetBucket()) + 2
+			}
+			if sm := m.GetSummary(); sm != nil {
+				samples += len(sm.GetQuantile()) + 2
+			}
+		}
+		if samples > maxSamples {
+			return nil, &LimitError{What: "samples", Limit: int64(maxSamples)}
+		}
 		out = append(out, mf)
 	}
+}
+
+// countTextSamples counts the sample lines (not blank, not a # comment) of
+// a text or OpenMetrics body, stopping once past limit.
+func countTextSamples(body []byte, limit int) int {
+	n := 0
+	for len(body) > 0 && n <= limit {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) > 0 && line[0] != '#' && line[0] != '\r' {
+			n++
+		}
+	}
+	return n
+}
+
+func sourceName(source string) string {
+	if source == "" {
+		return "exposition"
+	}
+	return source
 }
 
 // checkFrames walks the length prefixes of a delimited protobuf body before

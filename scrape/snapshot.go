@@ -31,6 +31,9 @@ type Snapshot struct {
 
 	// Path is the file the snapshot was read from ("" when fetched).
 	Path string `json:"-"`
+	// MaxSamples caps the samples Families decodes (0: DefaultMaxSamples).
+	MaxSamples int `json:"-"`
+
 	// bodyLine is the number of lines before Body in Path (the header).
 	bodyLine int
 }
@@ -62,7 +65,7 @@ func (s *Snapshot) Source() string {
 
 // Families parses the body. Errors name the file or URL and the line in it.
 func (s *Snapshot) Families() (Families, error) {
-	return parse(s.Source(), s.ContentType, s.Body, s.bodyLine)
+	return parse(s.Source(), s.ContentType, s.Body, s.bodyLine, s.MaxSamples)
 }
 
 // WriteTo writes the header line and the body.

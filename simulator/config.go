@@ -34,17 +34,18 @@ const (
 // Config configures a simulated server. The zero value of a field means its
 // default where documented; New validates the rest.
 type Config struct {
-	Addr         string // listen address for Start; default DefaultAddr ("127.0.0.1:0" picks a free port)
-	Model        string // served model name; default DefaultModel
-	SampleRate   int    // Hz of the generated audio; default 24000
-	Topology     []int  // replicas per stage, stage 0 first; default [1 1 1] (thinker, talker, code2wav)
-	StatsEnabled bool   // metric gating of protocol section 2 (--log-stats); off records nothing
-	Prefix       string // pipeline family prefix: omnimetrics.PrefixDesign (default) or PrefixCurrent
-	Seed         int64  // seeds every request's generator
-	Timing       Timing // the zero Timing means DefaultTiming()
-	Faults       Faults // all rates zero: no faults
-	Capacity     int    // concurrent streams served at full speed; 0 = unlimited
-	Stamp        bool   // write ": sent=<unix ns>" before every SSE data event
+	Addr         string   // listen address for Start; default DefaultAddr ("127.0.0.1:0" picks a free port)
+	Model        string   // served model name; default DefaultModel
+	SampleRate   int      // Hz of the generated audio; default 24000
+	Topology     []int    // replicas per stage, stage 0 first; default [1 1 1] (thinker, talker, code2wav)
+	StatsEnabled bool     // metric gating of protocol section 2 (--log-stats); off records nothing
+	Prefix       string   // pipeline family prefix: omnimetrics.PrefixDesign (default) or PrefixCurrent
+	Seed         int64    // seeds every request's generator
+	Timing       Timing   // the zero Timing means DefaultTiming()
+	Faults       Faults   // all rates zero: no faults
+	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
+	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event
+	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
 
 	// onSend, when set (this package's tests and benchmarks), is told each
 	// streamed event's scheduled time (wall clock) and how late it left.
@@ -161,6 +162,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Faults.OversizedBytes == 0 {
 		c.Faults.OversizedBytes = defaultOversizedBytes
 	}
+	c.WS = c.WS.withDefaults()
 	return c, c.validate()
 }
 
@@ -196,6 +198,20 @@ func (c Config) validate() error {
 		if d.v < 0 {
 			bad("%s: %v is negative", d.flag, d.v)
 		}
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"WS.SpeechConfigTimeout", c.WS.SpeechConfigTimeout}, {"WS.SpeechIdleTimeout", c.WS.SpeechIdleTimeout},
+		{"WS.RealtimeFirstTimeout", c.WS.RealtimeFirstTimeout}, {"WS.RealtimeIdleTimeout", c.WS.RealtimeIdleTimeout},
+	} {
+		if d.v < 0 {
+			bad("%s: %v is negative", d.field, d.v)
+		}
+	}
+	if c.WS.MaxFrameBytes < 0 {
+		bad("WS.MaxFrameBytes: %d is negative", c.WS.MaxFrameBytes)
 	}
 	if t.ChunkAudio > 0 && t.ChunkAudio.Seconds()*float64(c.SampleRate) < 1 {
 		bad("--chunk-audio: %v is shorter than one sample at %d Hz", t.ChunkAudio, c.SampleRate)

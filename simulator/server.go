@@ -92,6 +92,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", s.track(s.handleChat))
 	mux.HandleFunc("/v1/audio/speech", s.track(s.handleSpeech))
+	mux.HandleFunc("/v1/audio/speech/stream", s.track(s.handleSpeechStream))
+	mux.HandleFunc("/v1/realtime", s.track(s.handleRealtime))
 	mux.HandleFunc("/v1/models", s.track(s.handleModels))
 	mux.HandleFunc("/health", s.track(s.handleHealth))
 	mux.Handle("/metrics", s.metricsHandler())

@@ -68,11 +68,11 @@ func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples 
 			ttfp = r.TTFPS
 			if r.AudioDurationS > 0 {
 				rtf = r.RTFE2E
-				if r.Kind == results.KindChat {
+				if r.ChatPath() {
 					rtf = r.RTFLastChunk
 				}
 			}
-			if c := r.Continuity; c != nil && r.Kind != results.KindChat {
+			if c := r.Continuity; c != nil && !r.ChatPath() {
 				underrun = c.MaxUnderrunS
 				verdict, known := c.OK[benchContinuityMS]
 				ok = verdict || (!known && c.MaxUnderrunS <= 0.1)

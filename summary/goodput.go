@@ -114,7 +114,7 @@ func computeGoodput(recs []results.Record, slos []Goodput, durationS float64) *G
 				}
 			case "rtf":
 				v = r.RTFE2E
-				if r.Kind == results.KindChat {
+				if r.ChatPath() {
 					v = r.RTFLastChunk
 				}
 			}

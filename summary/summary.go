@@ -212,7 +212,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			continue
 		}
 		s.Requests.WithAudio++
-		if r.Kind == results.KindChat {
+		if r.ChatPath() {
 			s.Requests.ChatWithAudio++
 		}
 		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
@@ -222,7 +222,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.AudioDurationS > 0 {
 			rtfLast = append(rtfLast, r.RTFLastChunk)
 			rtfE2E = append(rtfE2E, r.RTFE2E)
-			if r.Kind == results.KindChat {
+			if r.ChatPath() {
 				audioRTF = append(audioRTF, r.RTFLastChunk)
 			} else {
 				audioRTF = append(audioRTF, r.RTFE2E)

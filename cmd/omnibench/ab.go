@@ -366,6 +366,9 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 		cfg.Run.Progress = stderr
 	}
 	res, runErr := abtest.Run(ctx, cfg)
+	if pe := (*abtest.PortInUseError)(nil); errors.As(runErr, &pe) {
+		runErr = withExitCode(2, runErr) // unusable set-up, named by port
+	}
 	if res == nil || res.Verdict == "" {
 		// Nothing was analysed (bad configuration, or a server that
 		// failed before the run could finish).

@@ -11,8 +11,8 @@ import (
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
+	"github.com/omnibench/omnibench/wsclient"
 )
 
 // flagValues are the values shell completion offers for a flag, by flag
@@ -20,7 +20,8 @@ import (
 // completion for a flag (check's --format, replay's --mode) keeps it.
 var flagValues = map[string][]string{
 	"format":          {report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV},
-	"kind":            {results.KindChat, results.KindSpeech, results.KindSpeechSSE},
+	"kind":            scenarios.Kinds(),
+	"ws-audio":        wsclient.SpeechModes(),
 	"arrival":         {load.Constant, load.Poisson, load.Gamma},
 	"continuity-mode": {continuity.Default.String(), continuity.Reference.String()},
 	"accept":          acceptValues(),

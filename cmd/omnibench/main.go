@@ -9,9 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/omnibench/omnibench/load"
 )
 
 // version is overridden at build time with -ldflags "-X main.version=...".
@@ -22,30 +25,76 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), os.Stderr)
 	defer stop()
 	root := newRootCmd(versionString())
-	err := root.ExecuteContext(ctx)
-	return exitCode(ctx, err)
+	cmd, err := root.ExecuteContextC(ctx)
+	stderr := io.Writer(os.Stderr)
+	if cmd != nil {
+		stderr = flagRedactor(cmd.Flags()).Writer(stderr) // the final error may quote a server
+	}
+	return exitCodeTo(ctx, stderr, err)
 }
 
-// exitCode maps the outcome of a command to the process status: 0 success,
-// 130 when interrupted by a signal, the code an exitError carries, 1 otherwise.
-func exitCode(ctx context.Context, err error) int {
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM
+// and carrying (load.WithAbort) a channel closed by the second: the first
+// lets in-flight requests finish within --grace, the second cancels them at
+// once. After the second, the signals get their default action back, so a
+// third ends the process whatever it is doing (the results file is valid up
+// to its last complete line). stop releases the signal handler.
+func interruptible(parent context.Context, stderr io.Writer) (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(parent)
+	abort := make(chan struct{})
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "omnibench: interrupted again: cancelling in-flight requests now")
+			close(abort)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+		case <-done:
+		}
+	}()
+	return load.WithAbort(ctx, abort), func() {
+		signal.Stop(sigs)
+		close(done)
+		<-exited
+		cancel()
+	}
+}
+
+// exitCode maps the outcome of a command to the process status (see
+// exitCodeTo), printing the error to stderr.
+func exitCode(ctx context.Context, err error) int { return exitCodeTo(ctx, os.Stderr, err) }
+
+// exitCodeTo maps the outcome of a command to the process status: 0 success,
+// 130 when interrupted by a signal, the code an exitError carries, 1
+// otherwise. The error is printed to stderr.
+func exitCodeTo(ctx context.Context, stderr io.Writer, err error) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "omnibench:", ee.err)
+			fmt.Fprintln(stderr, "omnibench:", ee.err)
 		}
 		return ee.code
 	case ctx.Err() != nil:
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "omnibench:", err)
+			fmt.Fprintln(stderr, "omnibench:", err)
 		}
 		return 130
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "omnibench:", err)
+		fmt.Fprintln(stderr, "omnibench:", err)
 		return 1
 	}
 	return 0

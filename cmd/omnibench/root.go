@@ -23,6 +23,8 @@ own embedded simulator.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command's stdout and stderr go through its redactor.
+		PersistentPreRunE: redactOutputs,
 	}
 	// A flag that does not parse is unusable input, like any other bad flag.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
@@ -59,6 +61,7 @@ own embedded simulator.`,
 		newKubeCmd(),
 	)
 	finishCommands(root) // help defaults and value completions of every command
+	redactErrors(root)   // returned errors are redacted like the output
 	// Wrong arguments to any command are unusable input too.
 	for _, c := range root.Commands() {
 		if c.Args != nil {

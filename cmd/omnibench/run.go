@@ -73,6 +73,13 @@ type runOptions struct {
 	metricsURL string
 	settle     time.Duration
 	accept     string
+	// scrape bounds (README "Reliability and limits")
+	scrapeTimeout    time.Duration
+	scrapeMaxBytes   int64
+	scrapeMaxSamples int
+
+	// WebSocket kinds (speech-ws, realtime)
+	ws wsFlags
 
 	// embedded simulator
 	simCapacity int
@@ -127,7 +134,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
 	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream) or speech-sse (overrides the scenario)")
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
 	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
@@ -167,6 +174,11 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
 	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
 	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
+	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
+	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
+	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
+
+	o.ws.addFlags(f)
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -245,6 +257,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
+		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
+		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
+		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
@@ -352,7 +367,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	sim.Seed = o.seed
 
+	wsOpts, err := o.ws.options(f, sc.Kind)
+	if err != nil {
+		return cfg, nil, err
+	}
+
 	cfg = runner.Config{
+		WS:        wsOpts,
 		Target:    o.url,
 		Simulator: sim,
 		Workload:  wl,
@@ -374,8 +395,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Accept:     accept,
 		Settle:     o.settle,
 		Version:    versionString(),
-		Flags:      flagsWithoutSecrets(f),
-		Notes:      notes,
+
+		ScrapeTimeout:    o.scrapeTimeout,
+		ScrapeMaxBytes:   o.scrapeMaxBytes,
+		ScrapeMaxSamples: o.scrapeMaxSamples,
+		Flags:            flagsWithoutSecrets(f),
+		Redact:           flagRedactor(f),
+		Notes:            notes,
 	}
 	return cfg, sc, nil
 }
@@ -384,6 +410,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg, sc, err := o.plan(cmd.Flags())
 	if err != nil {
 		return withExitCode(2, err)
+	}
+	if err := checkOutputPaths(o.outputFlags()...); err != nil {
+		return err
 	}
 	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
@@ -432,6 +461,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 	}
 	rep := outcome.Report()
+	o.shard.nameScrapes(outcome) // the summary names the snapshot files instead of embedding them
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
@@ -441,30 +471,50 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			doc.SLOs = raw
 		}
 	}
+	// Every output is attempted: one that cannot be written does not drop
+	// the others, and the exit status says which failed.
+	var outErrs []error
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
-			return fmt.Errorf("--summary: %w", err)
+			outErrs = append(outErrs, fmt.Errorf("--summary: %w", err))
 		}
 	}
 	if err := writeRunReport(cmd.OutOrStdout(), o.format, o.wide, rep, doc); err != nil {
-		return err
+		outErrs = append(outErrs, fmt.Errorf("writing the report: %w", err))
 	}
-	outErr := o.outputs.finishOutputs(stderr, outcome, rep, verdicts)
-	if err := o.shard.writeScrapes(outcome, stderr); err != nil && outErr == nil {
-		outErr = err
+	outErrs = append(outErrs, o.outputs.finishOutputs(stderr, outcome, rep, verdicts))
+	if err := o.shard.writeScrapes(outcome, stderr); err != nil {
+		outErrs = append(outErrs, err)
 	}
+	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
+		// Interrupted after the run, while lingering on --metrics-addr:
+		// every figure stands, and the summary records the interruption.
+		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
+		fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
+		if o.summaryOut != "" {
+			if err := writeJSONFile(o.summaryOut, doc); err != nil {
+				metricsErr = errors.Join(metricsErr, fmt.Errorf("--summary: %w", err))
+			}
+		}
+	}
+	failed := errors.Join(outErr, metricsErr)
 	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
 	switch {
 	case runErr != nil:
+		if failed != nil {
+			fmt.Fprintln(stderr, "omnibench:", failed) // the run's error decides the status
+		}
 		return runErr
-	case outErr != nil:
-		return outErr
-	case metricsErr != nil:
-		return metricsErr
+	case failed != nil:
+		if miss := sloMiss(verdicts); miss != nil {
+			fmt.Fprintln(stderr, "omnibench:", miss)
+		}
+		return failed
 	case outcome.Summary.NothingMeasured():
 		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
 	}
@@ -521,6 +571,9 @@ func flagsWithoutSecrets(f *pflag.FlagSet) map[string]string {
 }
 
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // a redacting writer around the terminal
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

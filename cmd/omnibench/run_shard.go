@@ -56,6 +56,20 @@ func (s *shardOptions) apply(cfg *runner.Config) error {
 	return nil
 }
 
+// nameScrapes sets the files writeScrapes writes the snapshots to on the
+// outcome, for the summary to point at.
+func (s *shardOptions) nameScrapes(outcome *runner.Outcome) {
+	if s.saveScrapes == "" {
+		return
+	}
+	if outcome.Before != nil {
+		outcome.BeforeFile = merge.SnapshotPath(s.saveScrapes, merge.RoleBefore, outcome.Before.ContentType)
+	}
+	if outcome.After != nil {
+		outcome.AfterFile = merge.SnapshotPath(s.saveScrapes, merge.RoleAfter, outcome.After.ContentType)
+	}
+}
+
 // writeScrapes writes the run's snapshots for --save-scrapes. A shard that
 // does not scrape writes none, and says so.
 func (s *shardOptions) writeScrapes(outcome *runner.Outcome, stderr io.Writer) error {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -93,6 +94,12 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")
 	f.StringVar(&c.Prefix, "metrics-prefix", c.Prefix,
 		fmt.Sprintf("pipeline family prefix: %s (design) or %s (newer servers)", omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent))
+	w := &c.WS
+	f.DurationVar(&w.SpeechConfigTimeout, "ws-config-timeout", 10*time.Second, "WS /v1/audio/speech/stream: wait for session.config")
+	f.DurationVar(&w.SpeechIdleTimeout, "ws-idle-timeout", 30*time.Second, "WS /v1/audio/speech/stream: wait for every later message")
+	f.DurationVar(&w.RealtimeFirstTimeout, "realtime-first-timeout", 10*time.Second, "WS /v1/realtime?duplex=1: wait for the first event")
+	f.DurationVar(&w.RealtimeIdleTimeout, "realtime-idle-timeout", 300*time.Second, "WS /v1/realtime?duplex=1: default idle_timeout_s of a session")
+	f.BoolVar(&w.NoForcedAligner, "no-forced-aligner", false, "refuse word_timestamps as a server started without --forced-aligner does")
 	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write ': sent=<unix ns>' comments before SSE events")
 	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
 		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))

@@ -236,6 +236,10 @@ func (o *levelOptions) prepare(cmd *cobra.Command, axis sweep.Axis) (*levelRun, 
 		return nil, withExitCode(2, err)
 	}
 	lr.slos = append(lr.slos, flagSLOs...)
+	if err := checkOutputPaths(outputFlag{"--junit", o.junit}, outputFlag{"--html", o.html},
+		outputFlag{"--summary", o.run.summaryOut}, outputFlag{"--out", o.run.out}); err != nil {
+		return nil, err
+	}
 	// Output files are written after the last level: a missing directory
 	// is better refused now than after an hour of runs.
 	for _, out := range []struct{ flag, path string }{

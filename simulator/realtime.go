@@ -1,0 +1,604 @@
+package simulator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+
+	"github.com/omnibench/omnibench/wav"
+)
+
+// This file serves WS /v1/realtime?duplex=1, the OpenAI-Realtime projection
+// of vLLM-Omni's duplex session (WebSocket reference, section 9.4), as a
+// chat-fallback session: session.update opens it, conversation.item.create
+// adds user text to the history, response.create streams one chat reply as
+// text deltas and response.audio.delta events (each delta a whole WAV file,
+// the chat path's audio chunk, although format says pcm16), ending with
+// response.done and rate_limits.updated. A response stays active until a
+// playback.ack covers it (playback policy ack_only).
+//
+// Without duplex=1 the plain realtime endpoint (audio in, section 9.3)
+// would run; the simulator does not serve it and answers as a server
+// without that handler does.
+
+// realtimeMaxEventBytes is the largest client event a duplex session takes
+// (15 MiB); a larger one gets event_too_large and the session goes on.
+const realtimeMaxEventBytes = 15 << 20
+
+// realtimeConn is one connection's state. Events are sent by the receive
+// loop and by the response goroutine; mu orders server_event_seq with the
+// writes.
+type realtimeConn struct {
+	s   *Server
+	ctx context.Context
+	c   *websocket.Conn
+
+	mu       sync.Mutex
+	seq      int // last server_event_seq; counted once the session is attached
+	attached bool
+
+	id       string // session id
+	model    string
+	voice    string
+	pcmOut   bool // extra_body.audio.format "pcm": raw PCM deltas instead of WAV files
+	idle     time.Duration
+	history  []string // user texts and acknowledged assistant replies
+	itemPrev string   // id of the last conversation item
+	epoch    int      // responses started
+
+	respMu sync.Mutex
+	active *realtimeResponse // until a playback.ack covers it
+}
+
+// realtimeResponse is one response.create's reply.
+type realtimeResponse struct {
+	id     string
+	reply  string
+	prev   string        // id of the conversation item before the assistant's
+	done   chan struct{} // closed when response.done has been sent
+	cancel context.CancelFunc
+	acked  bool // a playback.ack came before response.done (under respMu)
+	ended  bool // response.done is being sent (under respMu)
+}
+
+// duplexQuery reports whether the duplex query value asks for the duplex
+// handler (1, true or on, in any case).
+func duplexQuery(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "on":
+		return true
+	}
+	return false
+}
+
+func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.acceptWS(w, r)
+	if !ok {
+		return
+	}
+	defer c.CloseNow()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	q := r.URL.Query()
+	if !duplexQuery(q.Get("duplex")) {
+		_ = writeJSONWS(ctx, c, map[string]any{"type": "error", "error": "Realtime API is not available", "code": "unsupported"})
+		_ = c.Close(websocket.StatusNormalClosure, "")
+		return
+	}
+	rc := &realtimeConn{s: s, ctx: ctx, c: c, model: s.cfg.Model, voice: DefaultVoice, idle: s.cfg.WS.RealtimeIdleTimeout}
+	rc.id = "sess-" + fmt.Sprintf("%016x", s.seq.Add(1))
+	if sid := q.Get("session_id"); sid != "" {
+		rc.id = sid
+	}
+	msgs := pumpMessages(ctx, c)
+	defer rc.stopResponse()
+	if rc.serve(msgs, q.Get("model") != "") {
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	}
+}
+
+// serve runs the session; it reports whether to close the socket cleanly.
+func (rc *realtimeConn) serve(msgs <-chan wsMessage, autostart bool) bool {
+	var first []byte
+	if autostart {
+		rc.open(nil, false)
+	} else {
+		m := nextMessage(rc.ctx, msgs, rc.s.cfg.WS.RealtimeFirstTimeout)
+		var to errWSTimeout
+		switch {
+		case errors.As(m.err, &to):
+			rc.sendError("config_timeout", "Timeout waiting for session.create", "")
+			return true
+		case m.err != nil:
+			return false
+		case m.typ != websocket.MessageText:
+			return true
+		}
+		ev, err := parseRealtimeEvent(m.data)
+		if err != nil {
+			rc.sendError("invalid_json", "Invalid JSON", "")
+			return true
+		}
+		if ev.Type == "session.update" {
+			if !rc.open(ev, true) {
+				return true
+			}
+		} else {
+			rc.open(nil, false)
+			first = m.data
+		}
+	}
+	if first != nil {
+		if cont, open := rc.event(first); !cont {
+			return open
+		}
+	}
+	for {
+		m := nextMessage(rc.ctx, msgs, rc.idle)
+		var to errWSTimeout
+		switch {
+		case errors.As(m.err, &to):
+			rc.send(map[string]any{"type": "session.closed", "event": map[string]any{"type": "session.closed", "session_id": rc.id, "reason": "timeout"}})
+			return true
+		case m.err != nil:
+			return false
+		case m.typ != websocket.MessageText:
+			// Starlette's receive_text() fails on a binary frame and the
+			// reader task dies; the simulator ends the session.
+			return true
+		}
+		if cont, open := rc.event(m.data); !cont {
+			return open
+		}
+	}
+}
+
+// realtimeEvent is what the simulator reads of a client event.
+type realtimeEvent struct {
+	Type     string          `json:"type"`
+	EventID  string          `json:"event_id"`
+	Session  json.RawMessage `json:"session"`
+	Item     json.RawMessage `json:"item"`
+	Response json.RawMessage `json:"response"`
+
+	ResponseID  string  `json:"response_id"`
+	PlayedMS    float64 `json:"played_ms"`
+	CommittedMS float64 `json:"committed_ms"`
+	ItemID      string  `json:"item_id"`
+
+	raw []byte
+}
+
+func parseRealtimeEvent(data []byte) (*realtimeEvent, error) {
+	var ev realtimeEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, err
+	}
+	ev.raw = data
+	return &ev, nil
+}
+
+// realtimeSessionUpdate holds the session.update fields the simulator reads.
+type realtimeSessionUpdate struct {
+	Model             *string          `json:"model"`
+	Voice             *string          `json:"voice"`
+	OutputAudioFormat *json.RawMessage `json:"output_audio_format"`
+	TurnDetection     json.RawMessage  `json:"turn_detection"`
+	IdleTimeoutS      *float64         `json:"idle_timeout_s"`
+	SessionID         *string          `json:"session_id"`
+	ExtraBody         map[string]any   `json:"extra_body"`
+}
+
+// parseSessionUpdate reads a session.update payload (in "session", or
+// top-level). A refused update returns the error code and message.
+func parseSessionUpdate(ev *realtimeEvent) (u realtimeSessionUpdate, code, msg string) {
+	src := []byte(ev.Session)
+	if len(src) == 0 || string(src) == "null" {
+		src = ev.raw
+	}
+	if err := json.Unmarshal(src, &u); err != nil {
+		return u, "invalid_request_error", "Invalid session.update: " + err.Error()
+	}
+	if t := strings.TrimSpace(string(u.TurnDetection)); t != "" && t != "null" {
+		return u, "unsupported_turn_detection", "turn_detection is not supported; send \"turn_detection\": null"
+	}
+	if u.OutputAudioFormat != nil {
+		var f string
+		if json.Unmarshal(*u.OutputAudioFormat, &f) != nil || !outputAudioFormat(f) {
+			return u, "unsupported_audio_format", "Unsupported output audio format: " + string(*u.OutputAudioFormat)
+		}
+	}
+	return u, "", ""
+}
+
+// outputAudioFormat reports whether f is an output format duplex sessions accept.
+func outputAudioFormat(f string) bool {
+	switch f {
+	case "pcm16", "pcm_s16le", "s16le", "wav", "pcm", "g711_ulaw", "g711_alaw":
+		return true
+	}
+	return false
+}
+
+// applyUpdate applies a session.update; it reports false (after sending
+// the error) when the update was refused.
+func (rc *realtimeConn) applyUpdate(ev *realtimeEvent) bool {
+	u, code, msg := parseSessionUpdate(ev)
+	if code != "" {
+		rc.sendError(code, msg, ev.EventID)
+		return false
+	}
+	if u.Model != nil && *u.Model != "" {
+		if e := rc.s.checkModel(*u.Model); e != nil {
+			rc.sendError("model_not_found", e.Message, ev.EventID)
+			return false
+		}
+		rc.model = *u.Model
+	}
+	if u.Voice != nil {
+		rc.voice = *u.Voice
+	}
+	if u.IdleTimeoutS != nil && *u.IdleTimeoutS > 0 {
+		rc.idle = time.Duration(*u.IdleTimeoutS * float64(time.Second))
+	}
+	if u.SessionID != nil && *u.SessionID != "" && !rc.attached {
+		rc.id = *u.SessionID
+	}
+	if a, ok := u.ExtraBody["audio"].(map[string]any); ok {
+		rc.pcmOut = a["format"] == "pcm"
+	}
+	return true
+}
+
+// open opens the session: session.created, plus session.updated when a
+// session.update opened it. It reports false when the update was refused.
+func (rc *realtimeConn) open(ev *realtimeEvent, byUpdate bool) bool {
+	if byUpdate && !rc.applyUpdate(ev) {
+		return false
+	}
+	rc.send(map[string]any{"type": "session.created", "session": rc.sessionObject()})
+	if byUpdate {
+		rc.send(map[string]any{"type": "session.updated", "session": rc.sessionObject()})
+	}
+	return true
+}
+
+func (rc *realtimeConn) sessionObject() map[string]any {
+	return map[string]any{
+		"object": "realtime.session", "type": "realtime", "id": rc.id, "state": "open", "model": rc.model,
+		"response_format": "pcm", "input_audio_format": "pcm16", "output_audio_format": "pcm16",
+		"modalities": []string{"audio", "text"}, "output_modalities": []string{"audio", "text"},
+		"turn_detection": nil, "idle_timeout_s": rc.idle.Seconds(), "playback_commit_policy": "ack_only",
+	}
+}
+
+// send writes one server event with its envelope: event_id always,
+// server_event_seq on every event after session.created.
+func (rc *realtimeConn) send(ev map[string]any) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	ev["event_id"] = fmt.Sprintf("event_%032x", rc.s.seq.Add(1))
+	if rc.attached {
+		rc.seq++
+		ev["server_event_seq"] = rc.seq
+	} else if ev["type"] == "session.created" {
+		rc.attached = true
+	}
+	_ = writeJSONWS(rc.ctx, rc.c, ev) // a client gone shows on the next read
+}
+
+// sendError sends the Realtime error shape; the type comes from the code.
+func (rc *realtimeConn) sendError(code, msg, clientEventID string) {
+	typ := "invalid_request_error"
+	switch code {
+	case "duplex_session_busy", "resource_exhausted":
+		typ = "rate_limit_error"
+	case "internal_error", "server_error":
+		typ = "server_error"
+	}
+	e := map[string]any{"type": typ, "code": code, "message": msg}
+	if clientEventID != "" {
+		e["event_id"] = clientEventID
+	}
+	rc.send(map[string]any{"type": "error", "error": e})
+}
+
+// event handles one client event after the session opened.
+func (rc *realtimeConn) event(data []byte) (cont, open bool) {
+	if len(data) > realtimeMaxEventBytes {
+		rc.sendError("event_too_large", fmt.Sprintf("event of %d bytes exceeds the %d byte limit", len(data), realtimeMaxEventBytes), "")
+		return true, true
+	}
+	ev, err := parseRealtimeEvent(data)
+	if err != nil {
+		rc.sendError("invalid_json", "Invalid JSON", "")
+		return true, true
+	}
+	switch ev.Type {
+	case "session.update":
+		if rc.applyUpdate(ev) {
+			rc.send(map[string]any{"type": "session.updated", "session": rc.sessionObject()})
+		}
+	case "conversation.item.create":
+		rc.itemCreate(ev)
+	case "response.create":
+		rc.responseCreate(ev)
+	case "response.cancel":
+		rc.respMu.Lock()
+		if a := rc.active; a != nil {
+			a.cancel()
+		}
+		rc.respMu.Unlock()
+	case "playback.ack", "audio.playback_ack":
+		rc.playbackAck(ev)
+	case "session.heartbeat":
+		rc.send(map[string]any{"type": "session.heartbeat_ack", "session_id": rc.id})
+	case "session.event_ack":
+	case "session.close", "close", "close_session":
+		rc.stopResponse()
+		rc.send(map[string]any{"type": "session.closed", "event": map[string]any{"type": "session.closed", "session_id": rc.id}})
+		return false, true
+	default:
+		rc.sendError("unknown_event", "Unknown event type: "+ev.Type, ev.EventID)
+	}
+	return true, true
+}
+
+// realtimeItem is a conversation item as the client sends it.
+type realtimeItem struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// parseItem reads a conversation.item.create's item and its text parts.
+func parseItem(ev *realtimeEvent) (it realtimeItem, texts []string, ok bool) {
+	if len(ev.Item) == 0 || json.Unmarshal(ev.Item, &it) != nil || it.Type != "message" {
+		return it, nil, false
+	}
+	for _, p := range it.Content {
+		if p.Type == "input_text" || p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return it, texts, true
+}
+
+func (rc *realtimeConn) itemCreate(ev *realtimeEvent) {
+	it, texts, ok := parseItem(ev)
+	if !ok {
+		rc.sendError("invalid_request_error", "conversation.item.create requires an item of type message", ev.EventID)
+		return
+	}
+	if it.ID == "" {
+		it.ID = fmt.Sprintf("item_%016x", rc.s.seq.Add(1))
+	}
+	if it.Role == "" {
+		it.Role = "user"
+	}
+	rc.respMu.Lock() // a finishing response commits its reply to the history too
+	rc.history = append(rc.history, strings.Join(texts, " "))
+	rc.respMu.Unlock()
+	item := map[string]any{"id": it.ID, "type": "message", "role": it.Role, "object": "realtime.item", "status": "completed",
+		"content": json.RawMessage(contentJSON(ev.Item))}
+	prev := any(nil)
+	if rc.itemPrev != "" {
+		prev = rc.itemPrev
+	}
+	for _, t := range []string{"conversation.item.added", "conversation.item.created", "conversation.item.done"} {
+		rc.send(map[string]any{"type": t, "previous_item_id": prev, "item": item})
+	}
+	rc.itemPrev = it.ID
+}
+
+// contentJSON returns the item's content array as sent.
+func contentJSON(item json.RawMessage) []byte {
+	var v struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(item, &v) != nil || len(v.Content) == 0 {
+		return []byte("[]")
+	}
+	return v.Content
+}
+
+func (rc *realtimeConn) responseCreate(ev *realtimeEvent) {
+	rc.respMu.Lock()
+	defer rc.respMu.Unlock()
+	if rc.active != nil {
+		rc.sendError("response_already_active", "response.create cannot reserve options while another response is active.", ev.EventID)
+		return
+	}
+	reply := defaultReply
+	for i := len(rc.history) - 1; i >= 0; i-- {
+		if strings.TrimSpace(rc.history[i]) != "" {
+			reply = rc.history[i]
+			break
+		}
+	}
+	id := fmt.Sprintf("resp-%s-%d-%08x", rc.id, rc.epoch, uint32(rc.s.seq.Add(1)))
+	ctx, cancel := context.WithCancel(rc.ctx)
+	r := &realtimeResponse{id: id, reply: reply, prev: rc.itemPrev, done: make(chan struct{}), cancel: cancel}
+	rc.active = r
+	epoch := rc.epoch
+	rc.epoch++
+	prompt := strings.Join(rc.history, "\n")
+	go func() {
+		defer cancel()
+		rc.respond(ctx, r, epoch, prompt)
+		close(r.done)
+	}()
+}
+
+// stopResponse cancels a running response and waits for it.
+func (rc *realtimeConn) stopResponse() {
+	rc.respMu.Lock()
+	a := rc.active
+	rc.respMu.Unlock()
+	if a != nil {
+		a.cancel()
+		<-a.done
+	}
+}
+
+func (rc *realtimeConn) playbackAck(ev *realtimeEvent) {
+	rc.respMu.Lock()
+	if a := rc.active; a != nil && a.id == ev.ResponseID {
+		if a.ended {
+			rc.commit(a)
+		} else {
+			a.acked = true // committed when response.done goes out
+		}
+	}
+	rc.respMu.Unlock()
+	rc.send(map[string]any{"type": "playback.acknowledged", "event": map[string]any{
+		"type": "playback.acknowledged", "session_id": rc.id, "item_id": ev.ItemID,
+		"played_ms": ev.PlayedMS, "committed_ms": ev.CommittedMS, "truncate": false, "history_committed": true}})
+}
+
+// commit ends an acknowledged response: it no longer blocks the next
+// response.create, and its reply joins the history. The caller holds respMu.
+func (rc *realtimeConn) commit(r *realtimeResponse) {
+	if rc.active == r {
+		rc.active = nil
+		rc.history = append(rc.history, r.reply)
+	}
+}
+
+// respond streams one chat-fallback response (9.4.4).
+func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch int, prompt string) {
+	s := rc.s
+	words := strings.Fields(r.reply)
+	j := s.newJob(ctx, time.Now(), jobSpec{
+		endpoint:  "chat",
+		key:       prompt,
+		words:     words,
+		textOn:    true,
+		audioOn:   true,
+		audioText: r.reply,
+		voice:     rc.voice,
+		speed:     1,
+		promptTok: promptTokens(utf8.RuneCountInString(prompt)),
+	})
+	defer j.release()
+	itemID := "item_" + r.id
+	ids := func(m map[string]any) map[string]any {
+		m["response_id"], m["item_id"], m["output_index"] = r.id, itemID, 0
+		return m
+	}
+	respObj := func(status string, output []any) map[string]any {
+		return map[string]any{"id": r.id, "object": "realtime.response", "status": status, "status_details": nil,
+			"output": output, "modalities": []string{"audio", "text"}}
+	}
+	rc.send(map[string]any{"type": "response.created", "response_id": r.id, "response": respObj("in_progress", []any{})})
+	item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}
+	for _, t := range []string{"conversation.item.added", "conversation.item.created"} {
+		rc.send(map[string]any{"type": t, "previous_item_id": r.prev, "item": item})
+	}
+	rc.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": 0, "item": item})
+	rc.send(ids(map[string]any{"type": "response.content_part.added", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
+
+	finish := func(status string) {
+		// From here a playback.ack commits the response: the client may
+		// answer response.done before this goroutine has sent its last event.
+		rc.respMu.Lock()
+		r.ended = true
+		if r.acked {
+			rc.commit(r)
+		}
+		rc.respMu.Unlock()
+		rc.send(map[string]any{"type": "response.done", "response_id": r.id, "response": respObj(status, []any{}),
+			"metadata": map[string]any{"type": "response.done", "session_id": rc.id, "response_id": r.id, "epoch": epoch}})
+		rc.send(map[string]any{"type": "rate_limits.updated", "rate_limits": []any{}})
+	}
+	if j.plan.faults.http500 {
+		j.fail()
+		rc.sendError("internal_error", "simulated internal server error (fault injection: --fault-500)", "")
+		finish("failed")
+		return
+	}
+	f := s.wavFormat()
+	// Each response is a streaming chat completion upstream: the chat path's
+	// TTFP and continuity families record it, on the server's clock.
+	sr := j.finalSR()
+	var arrivals []float64
+	var pcmBytes []int
+	var text strings.Builder
+	textStarted := false
+	var pcm, file []byte
+	err := j.run(func(ev *event) error {
+		if !ev.audio {
+			if !textStarted {
+				textStarted = true
+				rc.send(ids(map[string]any{"type": "response.content_part.added", "content_index": 1, "part": map[string]any{"type": "text", "text": ""}}))
+			}
+			text.WriteString(ev.word)
+			rc.send(ids(map[string]any{"type": "response.output_text.delta", "content_index": 1, "delta": ev.word}))
+			return ctx.Err()
+		}
+		pcm = j.render(pcm[:0], ev)
+		payload := pcm
+		if !rc.pcmOut {
+			// The chat path's audio chunk is a whole WAV file (9.4.5).
+			file = wav.AppendHeader(file[:0], f, uint32(len(pcm)))
+			file = append(file, pcm...)
+			payload = file
+		}
+		at := j.elapsed()
+		if len(arrivals) == 0 {
+			s.metrics.AudioFirstPacket(sr, at)
+		}
+		arrivals = append(arrivals, at)
+		pcmBytes = append(pcmBytes, len(pcm))
+		delta := string(appendBase64(make([]byte, 0, base64.StdEncoding.EncodedLen(len(payload))), payload, ev.corrupt))
+		rc.send(ids(map[string]any{"type": "response.audio.delta", "content_index": 0, "delta": delta, "format": "pcm16",
+			"metadata": map[string]any{"session_id": rc.id, "epoch": epoch}}))
+		rc.send(ids(map[string]any{"type": "response.audio_transcript.delta", "content_index": 0, "delta": ""}))
+		return ctx.Err()
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, errFaultEvent):
+		j.fail()
+		// A mid-stream chat error is forwarded as an unknown internal event.
+		rc.send(map[string]any{"type": "duplex.response.message", "event": map[string]any{"type": "response.message", "session_id": rc.id,
+			"response_id": r.id, "error": map[string]any{"message": "simulated mid-stream error (fault injection: --fault-error-event)", "type": "server_error"}}})
+		finish("failed")
+		return
+	case errors.Is(err, errFaultDisconnect):
+		j.fail()
+		rc.c.CloseNow()
+		return
+	case rc.ctx.Err() != nil:
+		j.fail()
+		return // the connection is gone
+	default:
+		j.fail()
+		finish("cancelled") // response.cancel
+		return
+	}
+	s.metrics.AudioStreamingFinalize(sr, arrivals, pcmBytes, s.cfg.SampleRate)
+	j.succeed()
+	rc.send(ids(map[string]any{"type": "response.audio.done", "content_index": 0}))
+	rc.send(ids(map[string]any{"type": "response.content_part.done", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
+	rc.send(ids(map[string]any{"type": "response.output_text.done", "content_index": 1, "text": text.String()}))
+	rc.send(ids(map[string]any{"type": "response.content_part.done", "content_index": 1, "part": map[string]any{"type": "text", "text": text.String()}}))
+	done := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_audio", "transcript": ""}, map[string]any{"type": "output_text", "text": text.String()}}}
+	rc.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": 0, "item": done})
+	rc.send(map[string]any{"type": "conversation.item.done", "previous_item_id": r.prev, "item": done})
+	finish("completed")
+}
