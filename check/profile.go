@@ -65,6 +65,14 @@ func vllmOmniProfile() []Rule {
 			add(Rule{Name: s.Name + ": buckets", Family: s.Name, Buckets: append([]float64{}, s.Buckets...)})
 		}
 	}
+	// Diffusion families exist on newer servers with a diffusion stage
+	// (protocol section 10): optional, checked when present.
+	for _, s := range omnimetrics.DiffusionFamilies() {
+		add(Rule{Name: s.Name + ": exists", Family: s.Name, Exists: &yes, Optional: true})
+		add(Rule{Name: s.Name + ": type", Family: s.Name, Type: s.Type})
+		add(Rule{Name: s.Name + ": labels", Family: s.Name, Labels: append([]string{}, s.Labels...)})
+		add(Rule{Name: s.Name + ": buckets", Family: s.Name, Buckets: append([]float64{}, s.Buckets...)})
+	}
 	// Upstream families exist only with stats on; their absence is judged by
 	// the gating rule, so these rules skip absent families.
 	for _, s := range omnimetrics.UpstreamFamilies() {

@@ -11,7 +11,11 @@
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
 // http.Client.Do, so it includes waiting for a connection, dialling and
-// writing the request. The caller (the load generator) sets ID, Seq, Warmup,
+// writing the request. QueueS is the part of that wait spent queueing for a
+// connection (Options.MaxConns reached): GetConn to GotConn less the setup
+// of a connection the request dialled itself; it is never silent, since
+// the report shows it as a distribution. The caller (the load generator)
+// sets ID, Seq, Warmup,
 // IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
 // for the raw byte stream, the read) completed.
 //
@@ -63,6 +67,7 @@ import (
 	"crypto/tls"
 
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
 )
@@ -89,8 +94,11 @@ type Options struct {
 	ContinuityMode continuity.Mode
 	// Preroll configures the pre-buffering player simulation.
 	Preroll continuity.PrerollConfig
-	// MaxConns bounds connections to the server (idle and in use);
-	// default 1024.
+	// MaxConns bounds connections to the server (idle and in use); 0
+	// means no bound, so connections follow the load. The runner sets it
+	// to the load's peak concurrency (load.Config.PeakConcurrency). A
+	// request that waits for a connection because of the bound has the
+	// wait in results.Record.QueueS.
 	MaxConns int
 	// Redact holds the credentials the user gave (see package secret); the
 	// client adds APIKey, the base URL's userinfo and each request's header
@@ -102,6 +110,11 @@ type Options struct {
 	// with a larger line or event fails as results.ErrMalformed with the
 	// size seen, instead of being buffered whole.
 	MaxEventBytes int
+	// AudibleThresholdDBFS and AudibleWindow define audible audio for
+	// Record.TTFAAudibleS (package onset); 0 means onset.DefaultThresholdDBFS
+	// (-50 dBFS) and onset.DefaultWindow (10 ms).
+	AudibleThresholdDBFS float64
+	AudibleWindow        time.Duration
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -121,8 +134,10 @@ type Client struct {
 	closed       context.CancelFunc
 }
 
-// defaultMaxConns is the connection bound when Options.MaxConns is 0.
-const defaultMaxConns = 1024
+// unboundedIdleConns is the idle-connection bound when Options.MaxConns is
+// 0: the transport keeps every connection the load opened (0 would mean 2
+// per host in MaxIdleConnsPerHost), so a closed loop never re-dials.
+const unboundedIdleConns = 1 << 20
 
 // New validates opts and builds a Client.
 func New(opts Options) (*Client, error) {
@@ -164,8 +179,20 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("client: continuity threshold %v s must be a positive number", t)
 		}
 	}
-	if opts.MaxConns == 0 {
-		opts.MaxConns = defaultMaxConns
+	idle := opts.MaxConns
+	if idle == 0 {
+		idle = unboundedIdleConns
+	}
+	if opts.AudibleThresholdDBFS == 0 {
+		opts.AudibleThresholdDBFS = onset.DefaultThresholdDBFS
+	}
+	if opts.AudibleWindow == 0 {
+		opts.AudibleWindow = onset.DefaultWindow
+	}
+	// Validate the onset settings once, at a typical format.
+	if _, err := onset.New(onset.Config{SampleRate: 24000, Channels: 1, ThresholdDBFS: opts.AudibleThresholdDBFS,
+		Window: opts.AudibleWindow}); err != nil {
+		return nil, fmt.Errorf("client: audible threshold: %w", err)
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
@@ -177,9 +204,9 @@ func New(opts Options) (*Client, error) {
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConns:        opts.MaxConns,
-		MaxIdleConnsPerHost: opts.MaxConns,
-		MaxConnsPerHost:     opts.MaxConns,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     opts.MaxConns, // 0: no bound
 		IdleConnTimeout:     90 * time.Second,
 		// Audio does not compress, and a gzip layer would hide the
 		// arrival time of each chunk.

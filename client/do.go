@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
+	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err != nil {
@@ -139,6 +141,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
+	s.rec.ServerTokens = tokenHeaders(resp.Header)
 	s.body = body{r: resp.Body, wd: wd}
 	reuse, err := s.readResponse(resp, func(b []byte) []byte { return c.requestRedactor(req).Bytes(b) })
 	s.rec.E2ES = time.Since(s.t0).Seconds()
@@ -230,11 +233,36 @@ type traceTimes struct {
 	wd        *watchdog    // fed by the first response byte; nil without idle timeout
 	connect   atomic.Int64 // new connection ready, ns after t0 (0: reused)
 	firstByte atomic.Int64 // first response byte, ns after t0
+
+	// The connection wait: GetConn to GotConn, less the time this
+	// request spent setting up a new connection itself (DNS, TCP, TLS),
+	// is the time it queued for one (Options.MaxConns reached). All in ns
+	// after t0; dialStart and dialEnd are the first setup start and the
+	// last setup end (happy eyeballs may dial twice).
+	getConn, gotConn   atomic.Int64
+	dialStart, dialEnd atomic.Int64
+	reused             atomic.Bool
 }
+
+// since is the time since t0 in ns, at least 1 so that 0 means "not seen".
+func (tt *traceTimes) since() int64 { return max(int64(time.Since(tt.t0)), 1) }
+
+// setupStart and setupEnd record a DNS, TCP or TLS step of a new connection.
+func (tt *traceTimes) setupStart() { tt.dialStart.CompareAndSwap(0, tt.since()) }
+func (tt *traceTimes) setupEnd()   { tt.dialEnd.Store(tt.since()) }
 
 func (tt *traceTimes) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
+		GetConn:           func(string) { tt.getConn.CompareAndSwap(0, tt.since()) },
+		DNSStart:          func(httptrace.DNSStartInfo) { tt.setupStart() },
+		DNSDone:           func(httptrace.DNSDoneInfo) { tt.setupEnd() },
+		ConnectStart:      func(string, string) { tt.setupStart() },
+		ConnectDone:       func(string, string, error) { tt.setupEnd() },
+		TLSHandshakeStart: func() { tt.setupStart() },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { tt.setupEnd() },
 		GotConn: func(info httptrace.GotConnInfo) {
+			tt.reused.Store(info.Reused)
+			tt.gotConn.CompareAndSwap(0, tt.since())
 			if !info.Reused {
 				tt.connect.Store(int64(time.Since(tt.t0)))
 			}
@@ -257,12 +285,39 @@ func (tt *traceTimes) record(rec *results.Record) {
 	if ns := tt.firstByte.Load(); ns > 0 {
 		rec.FirstByteS = time.Duration(ns).Seconds()
 	}
+	rec.QueueS = tt.queue().Seconds()
+}
+
+// queue is the time the request waited for a connection it did not set up
+// itself: the whole GetConn-to-GotConn wait for a reused (or handed-over)
+// connection, the wait less its own setup for a new one. When the request
+// never got a connection (it failed or was cancelled while waiting), the
+// wait runs to now.
+func (tt *traceTimes) queue() time.Duration {
+	get := tt.getConn.Load()
+	if get == 0 {
+		return 0
+	}
+	got := tt.gotConn.Load()
+	if got == 0 {
+		got = tt.since()
+	}
+	wait := got - get
+	if !tt.reused.Load() {
+		if s, e := tt.dialStart.Load(), tt.dialEnd.Load(); s > 0 && e > s {
+			wait -= min(e, got) - s
+		}
+	}
+	return time.Duration(max(wait, 0))
 }
 
 // finish fills the fields derived from the chunks: audio totals, real-time
 // factors and the player simulations.
 func (c *Client) finish(s *stream) {
 	if s.fmtKnown {
+		if s.rec.AudioBytes > 0 {
+			s.onset.Finish(s.rec)
+		}
 		c.FinishAudio(s.rec, s.f)
 	}
 }

@@ -80,6 +80,8 @@ func normalizeFormat(f string) (string, bool) {
 		return "wav", true
 	case "pcm", "pcm16":
 		return "pcm", true
+	case "flac":
+		return "flac", true // chat only: each event is a FLAC file (flacfile)
 	}
 	return f, false
 }
@@ -92,7 +94,7 @@ func (r Request) build() ([]byte, string, error) {
 	}
 	format, ok := normalizeFormat(r.AudioFormat)
 	if !ok {
-		return nil, "", fmt.Errorf("audio format %q cannot be measured; use wav or pcm", r.AudioFormat)
+		return nil, "", fmt.Errorf("audio format %q cannot be measured; use wav, pcm or (chat) flac", r.AudioFormat)
 	}
 	body := map[string]any{}
 	if r.Model != "" {
@@ -140,6 +142,9 @@ func (r Request) build() ([]byte, string, error) {
 		if format, ok = normalizeFormat(s); !ok {
 			return nil, "", fmt.Errorf("extra body sets audio format %q, which cannot be measured; use wav or pcm", s)
 		}
+	}
+	if format == "flac" && r.Kind != results.KindChat {
+		return nil, "", fmt.Errorf("audio format flac is measured for chat only; %s streams are pcm or wav", r.Kind)
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

@@ -83,9 +83,14 @@ type stream struct {
 	scratch []byte      // unescaped JSON strings
 	readBuf []byte      // raw speech read buffer
 	sr      *sse.Reader // event-stream reader, reused across requests
-	chunk   chatChunk
-	sev     speechEvent
-	body    body
+	onset   Onset       // audible onset (audible.go); its detector is reused across requests
+	flacPCM []byte      // decoded PCM of a FLAC event
+	// Audible onset settings (Options).
+	audibleDB     float64
+	audibleWindow time.Duration
+	chunk         chatChunk
+	sev           speechEvent
+	body          body
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
@@ -96,7 +101,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr,
+		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det}, flacPCM: s.flacPCM[:0],
 	}
 }
 
@@ -107,7 +112,7 @@ func (s *stream) release() {
 		s.sr.Reset(nil) // drop the finished response body
 	}
 	s.chunk, s.sev = chatChunk{}, speechEvent{}
-	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch} {
+	for _, b := range []*[]byte{&s.hdr, &s.b64, &s.scratch, &s.flacPCM} {
 		if cap(*b) > maxPooledBuffer {
 			*b = nil
 		}
@@ -255,6 +260,11 @@ func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 	// Route by modality: in an "audio" chunk delta.content is base64 audio;
 	// otherwise it is text. delta.audio.data is always audio.
 	if c.Modality.equal("audio") {
+		if rec.FirstAudioEventS == 0 {
+			// The benchmark's TTFP counts this event even when its
+			// content is "" (an audio output with no samples, #5237).
+			rec.FirstAudioEventS = s.since(now)
+		}
 		if !c.Content.empty() {
 			return false, s.audioText(c.Content, "choices[0].delta.content", now)
 		}
@@ -392,6 +402,11 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			return err
 		}
 		pcm = p
+	case s.format == "flac" && s.kind == results.KindChat:
+		// Every chat event is a complete FLAC file: frames from its
+		// STREAMINFO; PCM (s16) decoded from its frames, for the onset and
+		// --save-audio, where the decoder can (flacfile.Decodable).
+		return s.flacEvent(data, field, now)
 	case s.format == "wav" && isRIFF(data):
 		// Speech SSE: the first delta is the header (the bare streaming
 		// header, or a whole file), later deltas continue its data or
@@ -470,6 +485,7 @@ func (s *stream) setFormat(f wav.Format) error {
 		}
 		s.f, s.fmtKnown = f, true
 		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
+		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow)
 		return nil
 	}
 	if f != s.f {
@@ -481,18 +497,23 @@ func (s *stream) setFormat(f wav.Format) error {
 
 // addChunk records one audio chunk that arrived at now. Empty chunks
 // (header-only events) are not chunks.
-func (s *stream) addChunk(now time.Time, pcm []byte) {
-	n := len(pcm)
+func (s *stream) addChunk(now time.Time, pcm []byte) { s.addChunkBytes(now, len(pcm), pcm) }
+
+// addChunkBytes records a chunk of n PCM bytes; pcm is nil when the audio
+// was measured from a header but not decoded (FLAC, see flacEvent), and then
+// neither the audio sink nor the onset detector sees it.
+func (s *stream) addChunkBytes(now time.Time, n int, pcm []byte) {
 	if n == 0 {
 		return
 	}
-	if s.audioOut != nil {
+	if s.audioOut != nil && pcm != nil {
 		// The sink is the caller's (--save-audio); a failing sink must not
 		// fail the measurement, so its error is dropped here and surfaces
 		// where the caller writes the file.
 		_, _ = s.audioOut.Write(pcm)
 	}
 	AddChunk(s.rec, s.since(now), n)
+	s.onset.chunk(pcm)
 }
 
 // readRaw reads a raw speech byte stream (stream_format "audio"): each read

@@ -16,10 +16,13 @@
 //
 // The load generator's own health has families of its own, defined once in
 // Families and registered on the core's registry: arrivals scheduled,
-// started and dropped, warm-up requests, scheduling lag, errors by class, and
-// the stall-and-resume player. Requests in flight are the core's
-// num_requests_running gauge (the client has no queue, so
-// num_requests_waiting stays 0).
+// started and dropped, warm-up requests, scheduling lag, client queue time
+// (the wait for a connection), errors by class, the stall-and-resume player,
+// and the process's health from package selfmon (CPU share of the usable
+// cores, scheduling latency p99, GC pauses, memory, and at the end whether
+// it was saturated). Requests in flight are the core's num_requests_running
+// gauge (num_requests_waiting stays 0: a request waiting for a connection is
+// in flight from the load's point of view; its wait is client_queue_seconds).
 //
 // # What the client observes
 //
@@ -28,7 +31,8 @@
 // and the report agree:
 //
 //   - Warm-up requests count only in warmup_requests_total and
-//     num_requests_running, as the report leaves them out.
+//     num_requests_running, as the report leaves them out; requests of a
+//     load ramp count as started and in flight only, unless IncludeRamp.
 //   - A failed request increments requests_success_total
 //     {finished_reason="abort"} (as the server counts failures) and
 //     errors_total{class}; it records no latency and no audio.

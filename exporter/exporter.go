@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/omnimetrics"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/selfmon"
 )
 
 // Options configures an Exporter.
@@ -33,6 +35,10 @@ type Options struct {
 	// in audio_skipped_requests_total{reason="no_audio_data"}, as the server
 	// counts it.
 	TextOnly bool
+	// IncludeRamp observes the requests of a load ramp (Record.Phase
+	// "ramp") like the others; by default they count only as started and
+	// in flight, as the report leaves them out of its figures.
+	IncludeRamp bool
 	// Shard is the shard index of a sharded run (the shard label); "" for
 	// a run of the whole test, whose series have no shard label.
 	Shard string
@@ -60,6 +66,15 @@ type Exporter struct {
 	errors                              map[string]prometheus.Counter // known classes; read-only after New
 	stalls, stalled                     prometheus.Counter
 	stallTime                           prometheus.Observer
+	queue                               prometheus.Observer
+
+	// The load generator's own health (OnHealth, SetHealth). The gauges
+	// are NaN until the first sample: a 0 would read as an idle client
+	// with no cores.
+	healthLabels                         prometheus.Labels
+	cpu, cores, sched, memory, saturated *prometheus.GaugeVec
+	gcPauses, gcPauseTime                prometheus.Counter
+	ttfaAudible, leadingSilence          prometheus.Observer
 }
 
 // New builds the metric core with the client prefix and the run's labels,
@@ -97,7 +112,15 @@ func New(opts Options) (*Exporter, error) {
 	}
 	e.scheduled, e.started, e.dropped, e.warmup = counter(famScheduled), counter(famStarted), counter(famDropped), counter(famWarmup)
 	e.stalls, e.stalled = counter(famStalls), counter(famStalled)
-	e.lag, e.stallTime = histogram(famLag), histogram(famStallTime)
+	e.lag, e.stallTime, e.queue = histogram(famLag), histogram(famStallTime), histogram(famQueue)
+	gauge := func(f loadFamily) *prometheus.GaugeVec { return vecs[f].(*prometheus.GaugeVec) }
+	e.cpu, e.cores, e.sched, e.memory, e.saturated = gauge(famCPU), gauge(famCores), gauge(famSched), gauge(famMemory), gauge(famSaturated)
+	e.healthLabels = modelOnly
+	for _, g := range []*prometheus.GaugeVec{e.cpu, e.cores, e.sched, e.memory, e.saturated} {
+		g.With(modelOnly).Set(math.NaN())
+	}
+	e.gcPauses, e.gcPauseTime = counter(famGCPauses), counter(famGCPauseTime)
+	e.ttfaAudible, e.leadingSilence = histogram(famTTFAAudible), histogram(famLeadingSilence)
 	e.errorsVec = vecs[famErrors].(*prometheus.CounterVec)
 	for _, class := range results.ErrorClasses() {
 		e.errors[class] = e.errorsVec.With(prometheus.Labels{omnimetrics.LabelModelName: opts.ModelName, LabelClass: class})
@@ -178,9 +201,10 @@ func (e *Exporter) OnDrop(load.Arrival) {
 // the same request, or the in-flight gauge drifts.
 func (e *Exporter) OnRecord(r *results.Record) {
 	e.addInflight(-1)
-	if r.Warmup {
+	if r.Warmup || (r.Phase == load.PhaseRamp && !e.opts.IncludeRamp) {
 		return
 	}
+	e.queue.Observe(max(r.QueueS, 0))
 	if !r.OK() {
 		e.errorCounter(r.ErrorClass).Inc()
 		e.m.RequestFailed()
@@ -189,6 +213,12 @@ func (e *Exporter) OnRecord(r *results.Record) {
 	e.m.Tokens(r.PromptTokens, r.CompletionTokens)
 	if r.HasAudio() {
 		e.m.AudioFirstPacket(clientStage(), r.Latency(r.TTFPS))
+	}
+	if r.TTFAAudibleS > 0 {
+		e.ttfaAudible.Observe(r.Latency(r.TTFAAudibleS))
+	}
+	if r.LeadingSilenceS != nil {
+		e.leadingSilence.Observe(max(*r.LeadingSilenceS, 0))
 	}
 	if r.HasAudio() || !e.opts.TextOnly {
 		// frames == 0 counts as skipped{no_audio_data}, the server's silent-loss counter.
@@ -259,4 +289,25 @@ func finishReason(reason string) string {
 		return reason
 	}
 	return classOther
+}
+
+// OnHealth records one self-monitoring sample of the load generator
+// (runner.Config.OnHealth).
+func (e *Exporter) OnHealth(s selfmon.Sample) {
+	e.cpu.With(e.healthLabels).Set(s.CPUShare)
+	e.cores.With(e.healthLabels).Set(float64(selfmon.Cores()))
+	e.sched.With(e.healthLabels).Set(s.SchedLatencyP99.Seconds())
+	e.memory.With(e.healthLabels).Set(float64(s.MemoryBytes))
+	e.gcPauses.Add(float64(s.GCPauses))
+	e.gcPauseTime.Add(max(s.GCPauseTime.Seconds(), 0))
+}
+
+// SetHealth records the run's saturation verdict (after the run).
+func (e *Exporter) SetHealth(r selfmon.Report) {
+	e.cores.With(e.healthLabels).Set(float64(r.Cores))
+	v := 0.0
+	if r.Saturated {
+		v = 1
+	}
+	e.saturated.With(e.healthLabels).Set(v)
 }

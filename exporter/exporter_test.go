@@ -41,6 +41,8 @@ func arrival(seq int, warmup bool, intended, lag time.Duration) load.Arrival {
 	return load.Arrival{Seq: seq, Warmup: warmup, Start: time.Unix(0, 0), Intended: intended, Launched: intended + lag}
 }
 
+func ptrF(v float64) *float64 { return &v }
+
 // continuous is the client's result for a response without underrun.
 func continuous() *results.Continuity {
 	return &results.Continuity{Mode: "default", OK: map[string]bool{"100": true, "1000": true},
@@ -60,6 +62,9 @@ func goldenRecords() []results.Record {
 			SampleRate: 24000, SampleWidth: 2, Channels: 1, AudioBytes: 48000, AudioFrames: 24000, AudioDurationS: 1,
 			ChunkArrivalsS: []float64{0.1875, 0.4375, 0.6875, 0.9375}, ChunkBytes: []int{12000, 12000, 12000, 12000},
 			RTFLastChunk: 1.25, RTFE2E: 1.4375,
+			// Audible from the second chunk: TTFA audible 0.4375+0.0625 = 0.5,
+			// 0.25 s of leading silence.
+			TTFAAudibleS: 0.4375, LeadingSilenceS: ptrF(0.25),
 			PromptTokens: 10, CompletionTokens: 20, FinishReason: "stop",
 			Continuity: continuous()},
 		// Measured chat, no lag: TTFP 0.5, e2e 3, 48000 frames = 2 s, RTF
@@ -69,6 +74,7 @@ func goldenRecords() []results.Record {
 			SampleRate: 24000, SampleWidth: 2, Channels: 1, AudioBytes: 96000, AudioFrames: 48000, AudioDurationS: 2,
 			ChunkArrivalsS: []float64{0.5, 1.5}, ChunkBytes: []int{24000, 72000},
 			RTFLastChunk: 1.375, RTFE2E: 1.5,
+			TTFAAudibleS: 0.5, LeadingSilenceS: ptrF(0), // audible from its first sample
 			PromptTokens: 5, CompletionTokens: 7, FinishReason: "length",
 			Continuity: &results.Continuity{Mode: "default", MaxUnderrunS: 0.5, UnderrunEvents: 1,
 				OK:          map[string]bool{"100": false, "1000": true},
@@ -79,7 +85,8 @@ func goldenRecords() []results.Record {
 			SampleRate: 24000, SampleWidth: 2, Channels: 1, AudioBytes: 24000, AudioFrames: 12000, AudioDurationS: 0.5,
 			ChunkArrivalsS: []float64{0.25}, ChunkBytes: []int{24000},
 			RTFLastChunk: 0.5, RTFE2E: 3,
-			Continuity: continuous()},
+			LeadingSilenceS: ptrF(0.5), // never audible: no TTFA, all of it silence
+			Continuity:      continuous()},
 		// Failures: a known class and an unknown one (counted as "other").
 		{Seq: 6, Kind: results.KindChat, ErrorClass: results.ErrHTTPStatus, Status: 500, E2ES: 0.01},
 		{Seq: 7, Kind: results.KindChat, ErrorClass: "weird", E2ES: 0.01},
@@ -185,6 +192,11 @@ func TestGoldenExpectations(t *testing.T) {
 		{p + "audio_underrun_s_sum", nil, 0.5},
 		{p + "audio_continuity_ok_total", map[string]string{"threshold_ms": "100"}, 2},
 		{p + "audio_continuity_ok_total", map[string]string{"threshold_ms": "1000"}, 3},
+		{p + "ttfa_audible_seconds_count", nil, 2},
+		{p + "ttfa_audible_seconds_sum", nil, 0.5 + 0.5},
+		{p + "ttfa_audible_seconds_bucket", map[string]string{"le": "0.5"}, 2},
+		{p + "leading_silence_seconds_count", nil, 3},
+		{p + "leading_silence_seconds_sum", nil, 0.25 + 0 + 0.5},
 		{p + "prompt_tokens_total", nil, 18},
 		{p + "generation_tokens_total", nil, 31},
 		{p + "arrivals_scheduled_total", nil, 8},

@@ -32,6 +32,16 @@ const (
 	famStalls
 	famStalled
 	famStallTime
+	famQueue
+	famCPU
+	famCores
+	famSched
+	famGCPauses
+	famGCPauseTime
+	famMemory
+	famSaturated
+	famTTFAAudible
+	famLeadingSilence
 	numLoadFamilies
 )
 
@@ -63,6 +73,29 @@ func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
 		famStallTime: {Name: "stall_resume_stall_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
 			Buckets: omnimetrics.SecondsFastBuckets(),
 			Help:    "Total stall time of the stall-and-resume player per response"},
+		famQueue: {Name: "client_queue_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "How long each measured request waited for a connection of the client (its connection bound reached); inside every latency"},
+		famCPU: {Name: "loadgen_cpu_usage_ratio", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "The load generator process's CPU over the last sampling interval, as a share of the cores it may use (1 = all busy)"},
+		famCores: {Name: "loadgen_usable_cores", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "Cores the load generator may use: GOMAXPROCS or the CPU affinity, whichever is fewer"},
+		famSched: {Name: "loadgen_sched_latency_p99_seconds", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "99th percentile of the load generator's goroutine scheduling latency over the last sampling interval (runtime/metrics /sched/latencies:seconds)"},
+		famGCPauses: {Name: "loadgen_gc_pauses_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Stop-the-world GC pauses of the load generator"},
+		famGCPauseTime: {Name: "loadgen_gc_pause_seconds_total", Type: omnimetrics.TypeCounter, Labels: model,
+			Help: "Time the load generator spent in stop-the-world GC pauses"},
+		famMemory: {Name: "loadgen_memory_bytes", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "Memory the load generator's Go runtime holds (mapped and not released)"},
+		famSaturated: {Name: "loadgen_saturated", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "1 when the run's load generator was saturated (CPU, scheduling latency or send-stamp delay over its threshold): its latencies include client delay; set at the end of the run"},
+		famTTFAAudible: {Name: "ttfa_audible_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsBuckets(),
+			Help:    "Time to first audible audio: send to the chunk holding the first sample above the audible threshold (responses that became audible)"},
+		famLeadingSilence: {Name: "leading_silence_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
+			Buckets: omnimetrics.SecondsFastBuckets(),
+			Help:    "Audio before the first audible sample per response with audio (all of it when never audible)"},
 	}
 }
 

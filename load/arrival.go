@@ -9,6 +9,9 @@ import (
 type Arrival struct {
 	Seq    int  // unique in the run; warm-up arrivals come first (0..Warmup-1)
 	Warmup bool // a warm-up arrival, excluded from measured statistics
+	// Phase is PhaseRamp for an arrival started while the load was still
+	// ramping (see Config.RampUp and Config.Stages), "" in the steady phase.
+	Phase string
 
 	// Start is the start of this arrival's phase (warm-up or measured);
 	// Intended and Launched are offsets from it.

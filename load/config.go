@@ -41,6 +41,19 @@ type Config struct {
 	MaxInflight int           // open loop: cap on running jobs, arrivals beyond it are dropped; 0 = no cap
 	Grace       time.Duration // after ctx is cancelled, how long running jobs keep their context
 
+	// RampUp: in a closed loop, workers start evenly over it instead of at
+	// once; in an open loop, the rate rises linearly from RateStart to Rate
+	// over it. Arrivals in it are marked PhaseRamp.
+	RampUp time.Duration
+	// RateStart is an open loop's rate at offset 0 of a ramp (RampUp > 0);
+	// 0 ramps up from nothing. A rate ramp down (RateStart > Rate) is valid.
+	RateStart float64
+	// Stages is a closed loop's worker target over time (k6 stages): the
+	// run ends with the last stage, Concurrency is ignored and the peak
+	// target sets the worker count. Arrivals in a stage whose target moves
+	// are marked PhaseRamp.
+	Stages []Stage
+
 	// LateThreshold is the lag above which an open-loop arrival counts as
 	// late; 0 means DefaultLateThreshold.
 	LateThreshold time.Duration
@@ -83,7 +96,7 @@ func (c Config) Validate() error {
 	}
 	if c.Concurrency < 0 {
 		bad("concurrency must be >= 0, got %d", c.Concurrency)
-	} else if c.Rate == 0 && c.Concurrency == 0 {
+	} else if c.Rate == 0 && c.Concurrency == 0 && len(c.Stages) == 0 {
 		bad("concurrency must be >= 1 in a closed loop (rate 0)")
 	}
 	switch c.Arrival {
@@ -124,6 +137,38 @@ func (c Config) Validate() error {
 	if c.Grace < 0 {
 		bad("grace must be >= 0, got %v", c.Grace)
 	}
+	if c.RampUp < 0 {
+		bad("ramp-up must be >= 0, got %v", c.RampUp)
+	}
+	switch {
+	case math.IsNaN(c.RateStart) || math.IsInf(c.RateStart, 0) || c.RateStart < 0:
+		bad("ramp start rate must be a finite number >= 0, got %v", c.RateStart)
+	case c.RateStart > 0 && !c.Open():
+		bad("a ramp start rate (%v) needs an open loop (rate > 0)", c.RateStart)
+	case c.RateStart > 0 && c.RampUp == 0:
+		bad("a rate range %v:%v needs a ramp-up duration to move over", c.RateStart, c.Rate)
+	}
+	if len(c.Stages) > 0 {
+		if c.Open() {
+			bad("stages drive a closed loop's workers; an open loop ramps its rate with a rate range and ramp-up")
+		}
+		if c.RampUp > 0 {
+			bad("set ramp-up or stages, not both (a stage list starts with its own ramp)")
+		}
+		if c.Shard.Sharded() {
+			bad("stages are not split over shards; give each shard its own stage list, or use --ramp-up")
+		}
+		peak := 0
+		for i, st := range c.Stages {
+			if st.Duration <= 0 || st.Target < 0 {
+				bad("stage %d: duration %v must be > 0 and target %d >= 0", i+1, st.Duration, st.Target)
+			}
+			peak = max(peak, st.Target)
+		}
+		if peak == 0 {
+			bad("stages %s never start a worker: some target must be >= 1", FormatStages(c.Stages))
+		}
+	}
 	if c.LateThreshold < 0 {
 		bad("late threshold must be >= 0 (0 = %v), got %v", DefaultLateThreshold, c.LateThreshold)
 	}
@@ -154,9 +199,35 @@ func (c Config) lateThreshold() time.Duration {
 	return c.LateThreshold
 }
 
+// workers is the closed loop's worker count: the peak stage target with
+// stages, else Concurrency.
+func (c Config) workers() int {
+	if len(c.Stages) == 0 {
+		return c.Concurrency
+	}
+	peak := 0
+	for _, s := range c.Stages {
+		peak = max(peak, s.Target)
+	}
+	return peak
+}
+
+// PeakConcurrency is the most requests the load can have in flight at once,
+// which is how many connections the client needs: the closed loop's
+// workers (the peak stage target with stages), the open loop's MaxInflight.
+// 0 means unbounded (an open loop without MaxInflight, whose concurrency is
+// set by the server's latency). A shard's is its part of the test's.
+func (c Config) PeakConcurrency() int {
+	c = c.shardPart()
+	if c.Open() {
+		return c.MaxInflight
+	}
+	return max(c.workers(), c.warmupWorkers())
+}
+
 // warmupWorkers is how many warm-up jobs run at once.
 func (c Config) warmupWorkers() int {
-	n := max(c.Concurrency, 1)
+	n := max(c.workers(), 1)
 	if c.Open() && c.MaxInflight > 0 {
 		n = min(n, c.MaxInflight)
 	}

@@ -22,6 +22,25 @@
 // Config.OnDrop; it is never silently lost. Concurrency does not cap an open
 // loop; there it only sets the warm-up workers.
 //
+// # Ramps
+//
+// Closed loop: with RampUp the Concurrency workers start evenly over it
+// (worker i of N at i·RampUp/N); with Stages (k6's stages) the number of
+// active workers moves linearly over each stage from the previous target (0
+// before the first), worker k running while the target is above k-1, and
+// the run ends with the last stage. A worker ramped down finishes its job
+// and takes no new one; a worker waiting for its start wakes when the
+// count bound is used up or ctx is done. Open loop: with RampUp the rate
+// rises linearly from RateStart to Rate, then holds: the seeded process is
+// generated at rate 1 and each arrival moved to the offset where the
+// integral of the rate reaches it, so the schedule stays reproducible.
+// Arrivals started while the load is still changing carry Phase PhaseRamp
+// and are counted in Stats.RampStarted; the caller decides whether they
+// count (the report leaves them out by default).
+//
+// PeakConcurrency is the most jobs the load can run at once: how many
+// connections the caller's client needs.
+//
 // # Stops
 //
 // A run stops issuing arrivals after Requests measured arrivals or, in an

@@ -19,7 +19,7 @@ func Run(ctx context.Context, cfg Config, job Job) (Stats, error) {
 
 // counters are the outcomes of one phase, updated by concurrent jobs.
 type counters struct {
-	started, completed, cancelled atomic.Int64
+	started, completed, cancelled, ramp atomic.Int64
 }
 
 // runner holds what every phase of one run shares.
@@ -73,11 +73,17 @@ func run(ctx context.Context, cfg Config, job Job, clk clock) (Stats, error) {
 		} else {
 			var c counters
 			start := r.begin(ctx, &st)
-			r.closedLoop(ctx, phase{start: start, first: cfg.Warmup, count: cfg.Requests, duration: cfg.Duration, workers: cfg.Concurrency}, &c)
+			duration := cfg.Duration
+			if end := cfg.stagesEnd(); end > 0 && (duration == 0 || end < duration) {
+				duration = end // the run ends with the last stage
+			}
+			r.closedLoop(ctx, phase{start: start, first: cfg.Warmup, count: cfg.Requests, duration: duration,
+				workers: cfg.workers(), segments: cfg.segments()}, &c)
 			st.Started = int(c.started.Load())
 			st.Scheduled = st.Started
 			st.Completed = int(c.completed.Load())
 			st.Cancelled = int(c.cancelled.Load())
+			st.RampStarted = int(c.ramp.Load())
 			st.Elapsed = clk.Now().Sub(start)
 			st.Window = st.Elapsed
 		}
@@ -144,6 +150,18 @@ type phase struct {
 	duration time.Duration // 0 = until count
 	warmup   bool
 	workers  int
+	// segments is the worker target over time (nil: every worker from the
+	// start); see Config.segments.
+	segments []segment
+}
+
+// workerClock is the clock one closed-loop worker sleeps on: the real clock
+// keeps one timer per sleeper, so each worker gets its own.
+func (r *runner) workerClock() clock {
+	if _, ok := r.clk.(*realClock); ok {
+		return &realClock{}
+	}
+	return r.clk
 }
 
 // closedLoop runs p.workers workers that each start jobs back to back until
@@ -152,21 +170,46 @@ type phase struct {
 func (r *runner) closedLoop(ctx context.Context, p phase, c *counters) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range p.workers {
+	// Workers waiting for their ramp slot sleep on sleepCtx, which ends
+	// with ctx or as soon as the count is used up, so that a count bound
+	// reached early does not leave the run waiting for the ramp.
+	sleepCtx, countDone := context.WithCancel(ctx)
+	defer countDone()
+	for k := range p.workers {
+		active := workerIntervals(p.segments, k+1)
 		wg.Go(func() {
+			clk := r.workerClock()
 			for ctx.Err() == nil {
 				// Check time before claiming a sequence number, so a stop
 				// leaves no gap in Seq.
-				off := r.clk.Now().Sub(p.start)
+				off := clk.Now().Sub(p.start)
 				if p.duration > 0 && off >= p.duration {
 					return
 				}
+				at, ok := nextActive(active, off)
+				if !ok {
+					return // ramped down for good
+				}
+				if at > off {
+					if p.duration > 0 && at >= p.duration {
+						return
+					}
+					if err := clk.SleepUntil(sleepCtx, p.start.Add(at)); err != nil {
+						return
+					}
+					continue // re-check the stops after the sleep
+				}
 				i := int(next.Add(1) - 1)
 				if p.count > 0 && i >= p.count {
+					countDone()
 					return
 				}
 				c.started.Add(1)
-				r.call(Arrival{Seq: p.first + i, Warmup: p.warmup, Start: p.start, Intended: off, Launched: off}, c)
+				a := Arrival{Seq: p.first + i, Warmup: p.warmup, Start: p.start, Intended: off, Launched: off}
+				if a.Phase = phaseAt(p.segments, off); a.Phase == PhaseRamp {
+					c.ramp.Add(1)
+				}
+				r.call(a, c)
 			}
 		})
 	}
@@ -195,6 +238,9 @@ func (r *runner) openLoop(ctx context.Context, sched Schedule, st *Stats) {
 		}
 		launched := r.clk.Now().Sub(start)
 		a := Arrival{Seq: r.cfg.Warmup + i, Start: start, Intended: off, Launched: launched}
+		if off < sched.RampEnd {
+			a.Phase = PhaseRamp
+		}
 		st.Scheduled++
 		if r.cfg.MaxInflight > 0 && inflight.Load() >= int64(r.cfg.MaxInflight) {
 			st.Dropped++
@@ -205,6 +251,9 @@ func (r *runner) openLoop(ctx context.Context, sched Schedule, st *Stats) {
 		}
 		inflight.Add(1)
 		c.started.Add(1)
+		if a.Phase == PhaseRamp {
+			c.ramp.Add(1)
+		}
 		lag := a.Lag()
 		st.Lags = append(st.Lags, lag)
 		st.MaxLag = max(st.MaxLag, lag)
@@ -226,4 +275,5 @@ func (r *runner) openLoop(ctx context.Context, sched Schedule, st *Stats) {
 	st.Started = int(c.started.Load())
 	st.Completed = int(c.completed.Load())
 	st.Cancelled = int(c.cancelled.Load())
+	st.RampStarted = int(c.ramp.Load())
 }

@@ -17,6 +17,9 @@ type Schedule struct {
 	// End closes the arrival window: the offset the next arrival would have
 	// had, capped at Config.Duration. Offered rate = len(Offsets) / End.
 	End time.Duration
+	// RampEnd is the end of the rate ramp (Config.RampUp, 0 without one):
+	// arrivals before it are marked PhaseRamp.
+	RampEnd time.Duration
 }
 
 // pcgStream is the second PCG word. It is fixed so that the schedule depends
@@ -36,6 +39,9 @@ func NewSchedule(cfg Config) (Schedule, error) {
 	// Refuse before allocating when a Duration-only run is certain to be too
 	// long; the loop below also stops at MaxArrivals for random overshoot.
 	expected := cfg.Rate * cfg.Duration.Seconds()
+	if ramp, ok := cfg.rateRamp(); ok {
+		expected = ramp.integral(cfg.Duration.Seconds())
+	}
 	if cfg.Requests == 0 && expected > MaxArrivals {
 		return Schedule{}, fmt.Errorf("load: rate %v/s over %v needs about %.0f arrivals, more than the limit of %d; lower the rate or the duration, or set requests",
 			cfg.Rate, cfg.Duration, expected, MaxArrivals)
@@ -57,7 +63,7 @@ func NewSchedule(cfg Config) (Schedule, error) {
 			if cfg.Duration > 0 {
 				end = min(end, cfg.Duration)
 			}
-			return Schedule{Offsets: offsets, End: end}, nil
+			return Schedule{Offsets: offsets, End: end, RampEnd: cfg.RampUp}, nil
 		}
 		if i == MaxArrivals {
 			return Schedule{}, fmt.Errorf("load: schedule exceeds %d arrivals before reaching duration %v; lower the rate or the duration, or set requests",
@@ -71,6 +77,9 @@ func NewSchedule(cfg Config) (Schedule, error) {
 // in order. Offsets are computed in float seconds from the run start and
 // rounded to the nanosecond individually, so rounding never accumulates.
 func newOffsets(cfg Config) func(i int) (time.Duration, error) {
+	if ramp, ok := cfg.rateRamp(); ok {
+		return rampOffsets(cfg, ramp)
+	}
 	rate := cfg.Rate
 	if cfg.arrival() == Constant {
 		// i/R directly rather than a running sum of 1/R: exact for every i.
@@ -106,4 +115,31 @@ func seconds(s float64) (time.Duration, error) {
 		return 0, fmt.Errorf("offset %vs overflows a time.Duration", s)
 	}
 	return time.Duration(ns), nil
+}
+
+// rateRamp is the open loop's rate ramp, if it has one.
+func (c Config) rateRamp() (rateRamp, bool) {
+	if !c.Open() || c.RampUp <= 0 {
+		return rateRamp{}, false
+	}
+	return rateRamp{r0: c.RateStart, r1: c.Rate, t: c.RampUp.Seconds()}, true
+}
+
+// rampOffsets is newOffsets under a rate ramp: the arrival process is
+// generated at rate 1 (operational time s, the same seeded gaps) and each
+// arrival is moved to the real offset at which the ramp's integral reaches
+// s. A constant process then puts arrival i exactly where i arrivals are
+// expected; Poisson and gamma keep their shape relative to the local rate.
+func rampOffsets(cfg Config, ramp rateRamp) func(i int) (time.Duration, error) {
+	if cfg.arrival() == Constant {
+		return func(i int) (time.Duration, error) { return seconds(ramp.at(float64(i))) }
+	}
+	gap := newGaps(cfg.arrival(), 1, cfg.shape(), cfg.Seed)
+	var s float64
+	return func(i int) (time.Duration, error) {
+		if i > 0 {
+			s += gap()
+		}
+		return seconds(ramp.at(s))
+	}
 }

@@ -19,6 +19,9 @@ type Stats struct {
 	Completed int // jobs that returned while their context was still live
 	Cancelled int // jobs that returned after Run cancelled their context (grace expired)
 	Dropped   int // open-loop arrivals refused because MaxInflight jobs were running
+	// RampStarted counts the started jobs marked PhaseRamp (included in
+	// Started).
+	RampStarted int
 
 	// Late counts started open-loop jobs whose lag exceeded LateThreshold.
 	Late          int

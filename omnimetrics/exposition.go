@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -57,7 +58,10 @@ func (g gathererWithDeclared) Gather() ([]*dto.MetricFamily, error) {
 // metrics"), so the text format is written here (uncompressed).
 func (m *Metrics) Handler() http.Handler {
 	g := m.Gatherer()
-	inner := promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	inner := promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		EnableOpenMetrics:                   true,
+		EnableOpenMetricsTextCreatedSamples: m.created,
+	})
 	// The same offer list promhttp uses with EnableOpenMetrics, so both
 	// negotiations agree.
 	offered := expfmt.DefaultOpenMetricsAcceptedFormats()
@@ -76,7 +80,7 @@ func (m *Metrics) Handler() http.Handler {
 			mfs = slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return !slices.Contains(names, mf.GetName()) })
 		}
 		var buf bytes.Buffer
-		if err := writeText(&buf, mfs, format.ToEscapingScheme()); err != nil {
+		if err := writeText(&buf, mfs, format.ToEscapingScheme(), m.created); err != nil {
 			http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -88,14 +92,21 @@ func (m *Metrics) Handler() http.Handler {
 
 // writeText writes mfs in the Prometheus text format. A family without
 // metrics prints only its HELP and TYPE lines, as Python's prometheus_client
-// does for a labelled family with no children.
-func writeText(w io.Writer, mfs []*dto.MetricFamily, scheme model.EscapingScheme) error {
+// does for a labelled family with no children. With created, every counter,
+// histogram and summary family with metrics is followed by its Python-style
+// `_created` gauge family.
+func writeText(w io.Writer, mfs []*dto.MetricFamily, scheme model.EscapingScheme, created bool) error {
 	bw := bufio.NewWriter(w)
 	for _, mf := range mfs {
 		mf = model.EscapeMetricFamily(mf, scheme)
 		if len(mf.GetMetric()) > 0 {
 			if _, err := expfmt.MetricFamilyToText(bw, mf); err != nil {
 				return fmt.Errorf("omnimetrics: encode family %s as text: %w", mf.GetName(), err)
+			}
+			if cf := createdFamily(mf); created && cf != nil {
+				if _, err := expfmt.MetricFamilyToText(bw, cf); err != nil {
+					return fmt.Errorf("omnimetrics: encode family %s as text: %w", cf.GetName(), err)
+				}
 			}
 			continue
 		}
@@ -113,4 +124,43 @@ func writeText(w io.Writer, mfs []*dto.MetricFamily, scheme model.EscapingScheme
 // line feed.
 func escapeHelp(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+}
+
+// createdFamily returns the `<base>_created` gauge family Python's
+// prometheus_client exposes for a counter, histogram or summary family
+// (protocol section 6): base is the name without a counter's `_total`, the
+// HELP is the family's, and each series carries its creation time in Unix
+// seconds. It returns nil for other types or when no series has a creation
+// time.
+func createdFamily(mf *dto.MetricFamily) *dto.MetricFamily {
+	base := mf.GetName()
+	switch mf.GetType() {
+	case dto.MetricType_COUNTER:
+		base = strings.TrimSuffix(base, "_total")
+	case dto.MetricType_HISTOGRAM, dto.MetricType_SUMMARY:
+	default:
+		return nil
+	}
+	var metrics []*dto.Metric
+	for _, m := range mf.GetMetric() {
+		var ts interface{ AsTime() time.Time }
+		switch {
+		case m.GetCounter().GetCreatedTimestamp() != nil:
+			ts = m.GetCounter().GetCreatedTimestamp()
+		case m.GetHistogram().GetCreatedTimestamp() != nil:
+			ts = m.GetHistogram().GetCreatedTimestamp()
+		case m.GetSummary().GetCreatedTimestamp() != nil:
+			ts = m.GetSummary().GetCreatedTimestamp()
+		default:
+			continue
+		}
+		v := float64(ts.AsTime().UnixNano()) / 1e9
+		metrics = append(metrics, &dto.Metric{Label: m.GetLabel(), Gauge: &dto.Gauge{Value: &v}})
+	}
+	if len(metrics) == 0 {
+		return nil
+	}
+	name := base + "_created"
+	typ := dto.MetricType_GAUGE
+	return &dto.MetricFamily{Name: &name, Help: mf.Help, Type: &typ, Metric: metrics}
 }

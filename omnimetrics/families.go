@@ -262,3 +262,23 @@ func UpstreamFamilies() []FamilySpec {
 	t := upstreamTable()
 	return t[:]
 }
+
+// DiffusionFamilies returns the diffusion-stage families of newer servers
+// (protocol section 10; names without prefix), histograms with model_name,
+// stage and replica observed at finalize when a diffusion stage reports
+// metrics. Metrics does not register them (the simulator has no diffusion
+// stage); the vllm-omni check profile knows them as optional. Only the HELP
+// of diffusion_exec_s is upstream's wording; the others describe the value.
+// The result is a fresh copy.
+func DiffusionFamilies() []FamilySpec {
+	return []FamilySpec{
+		{Name: "diffusion_exec_s", Type: TypeHistogram, Labels: stageLabels(), Buckets: SecondsBuckets(),
+			Help: "DiT forward pass execution time per request"},
+		{Name: "diffusion_exec_per_step_s", Type: TypeHistogram, Labels: stageLabels(), Buckets: SecondsFastBuckets(),
+			Help: "DiT forward pass execution time per denoising step"},
+		{Name: "diffusion_preprocess_s", Type: TypeHistogram, Labels: stageLabels(), Buckets: SecondsFastBuckets(),
+			Help: "Diffusion preprocessing time per request"},
+		{Name: "diffusion_postprocess_s", Type: TypeHistogram, Labels: stageLabels(), Buckets: SecondsFastBuckets(),
+			Help: "Diffusion postprocessing time per request"},
+	}
+}

@@ -44,6 +44,20 @@ type Options struct {
 	Thresholds []float64
 	// ContinuityMode is the continuity model; servers use continuity.Reference.
 	ContinuityMode continuity.Mode
+	// BareStatsOff gives the design document's stats-off shape: every
+	// pipeline family HELP/TYPE only. By default (false) the shape of
+	// current servers (protocol section 10): with stats off the five
+	// model_name-only families num_requests_running, num_requests_waiting,
+	// e2e_request_latency_s, prompt_tokens_total and generation_tokens_total
+	// still carry one zero-valued model_name child, because the server binds
+	// those children whatever log_stats is.
+	BareStatsOff bool
+	// PythonCreated adds the `<base>_created` series Python's prometheus_client
+	// exposes beside every counter, histogram and summary series: in the text
+	// format as a separate gauge family with its own HELP/TYPE right after the
+	// family, in OpenMetrics as `_created` samples. The Go client prints none;
+	// the simulator turns this on to look like a real server.
+	PythonCreated bool
 }
 
 // StageReplica names one replica of one pipeline stage.
@@ -60,6 +74,7 @@ type Edge struct{ FromStage, FromReplica, ToStage, ToReplica int }
 type Metrics struct {
 	reg      *prometheus.Registry
 	enabled  bool
+	created  bool // Options.PythonCreated
 	model    string
 	mode     continuity.Mode
 	thresh   []float64 // seconds
@@ -110,6 +125,7 @@ func newMetrics(opts Options, reg *prometheus.Registry) (*Metrics, error) {
 	m := &Metrics{
 		reg:      reg,
 		enabled:  opts.StatsEnabled,
+		created:  opts.PythonCreated,
 		model:    opts.ModelName,
 		mode:     opts.ContinuityMode,
 		thresh:   append([]float64(nil), thresholds...),
@@ -128,18 +144,22 @@ func newMetrics(opts Options, reg *prometheus.Registry) (*Metrics, error) {
 		m.fam[i] = v
 		m.declared = append(m.declared, d)
 	}
+	if m.enabled || !opts.BareStatsOff {
+		// Current servers bind these five children at start-up whatever
+		// log_stats is (protocol section 10), so with stats off they show
+		// zero values; the observe methods still do nothing.
+		modelOnly := prometheus.Labels{LabelModelName: m.model}
+		m.running = m.fam[famRunning].gauge.With(modelOnly)
+		m.waiting = m.fam[famWaiting].gauge.With(modelOnly)
+		m.e2e = m.fam[famE2E].histogram.With(modelOnly)
+		m.promptTokens = m.fam[famPromptTokens].counter.With(modelOnly)
+		m.genTokens = m.fam[famGenerationTokens].counter.With(modelOnly)
+	}
 	if !m.enabled {
-		// Gating: families stay registered (HELP/TYPE only), no children,
-		// and no upstream families at all.
+		// Gating: the other families stay registered (HELP/TYPE only), no
+		// children, and no upstream families at all.
 		return m, nil
 	}
-
-	modelOnly := prometheus.Labels{LabelModelName: m.model}
-	m.running = m.fam[famRunning].gauge.With(modelOnly)
-	m.waiting = m.fam[famWaiting].gauge.With(modelOnly)
-	m.e2e = m.fam[famE2E].histogram.With(modelOnly)
-	m.promptTokens = m.fam[famPromptTokens].counter.With(modelOnly)
-	m.genTokens = m.fam[famGenerationTokens].counter.With(modelOnly)
 
 	if opts.Upstream {
 		up, decl, err := newUpstream(reg, m.model, opts.Topology, opts.ConstLabels)

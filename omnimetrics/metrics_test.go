@@ -5,9 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -67,16 +69,23 @@ func TestGoldenStatsOn(t *testing.T) {
 }
 
 // TestGoldenStatsOff checks gating: with stats off the exposition is exactly
-// the HELP and TYPE lines of every pipeline family, even after every observe
-// method was called and with Upstream requested.
+// the golden text, even after every observe method was called and with
+// Upstream requested. The bare (design document) shape is HELP and TYPE lines
+// only; the current shape adds the five model_name children with zeros.
 func TestGoldenStatsOff(t *testing.T) {
-	for _, tc := range []struct{ prefix, golden string }{
-		{PrefixDesign, "stats_off_design.prom"},
-		{PrefixCurrent, "stats_off_current.prom"},
+	for _, tc := range []struct {
+		prefix string
+		bare   bool
+		golden string
+	}{
+		{PrefixDesign, true, "stats_off_bare_design.prom"},
+		{PrefixCurrent, true, "stats_off_bare_current.prom"},
+		{PrefixDesign, false, "stats_off_design.prom"},
+		{PrefixCurrent, false, "stats_off_current.prom"},
 	} {
-		t.Run(tc.prefix, func(t *testing.T) {
+		t.Run(tc.golden, func(t *testing.T) {
 			m := newTestMetrics(t, Options{Prefix: tc.prefix, ModelName: testModel, Upstream: true,
-				Topology: []int{1, 1, 1}, ContinuityMode: continuity.Reference})
+				Topology: []int{1, 1, 1}, ContinuityMode: continuity.Reference, BareStatsOff: tc.bare})
 			scenario(m)
 			if res := m.AudioStreamingFinalize(StageReplica{}, []float64{0, 0.5}, []int{4800, 4800}, 24000); res != (continuity.Result{}) {
 				t.Errorf("stats off: AudioStreamingFinalize = %+v, want zero Result", res)
@@ -86,24 +95,82 @@ func TestGoldenStatsOff(t *testing.T) {
 			}
 
 			// Parsers drop families without samples, so the text is
-			// compared as text: HELP and TYPE lines only, nothing else.
+			// compared as text.
 			_, body := scrape(t, m.Handler(), "text/plain;version=0.0.4")
 			if got, want := string(body), readGolden(t, tc.golden); got != want {
 				t.Errorf("text exposition differs from %s:\n--- got\n%s--- want\n%s", tc.golden, got, want)
 			}
-			// No samples at all in the registry, and the golden holds none.
-			if n := len(familyNames(t, m.Registry())); n != 0 {
-				t.Errorf("stats off: registry gathered %d families with samples, want 0", n)
-			}
 			if err := testutil.GatherAndCompare(m.Registry(), openGolden(t, tc.golden)); err != nil {
 				t.Error(err)
 			}
+			samples := 0
 			for line := range strings.Lines(string(body)) {
-				if !strings.HasPrefix(line, "# HELP "+tc.prefix) && !strings.HasPrefix(line, "# TYPE "+tc.prefix) {
-					t.Errorf("stats off: unexpected line %q", line)
+				if strings.HasPrefix(line, "#") {
+					continue
+				}
+				samples++
+				if !strings.HasSuffix(line, " 0\n") {
+					t.Errorf("stats off: non-zero sample %q", line)
 				}
 			}
+			// Bare: no sample at all. Current: running, waiting, both token
+			// counters, and the e2e histogram's 14 buckets, _sum and _count.
+			want := 4 + len(SecondsBuckets()) + 3
+			if tc.bare {
+				want = 0
+			}
+			if samples != want {
+				t.Errorf("stats off: %d samples, want %d", samples, want)
+			}
 		})
+	}
+}
+
+// TestPythonCreated checks the `_created` families of Options.PythonCreated
+// in the text format: one gauge family after each counter and histogram
+// family with series (the counter's without `_total`), a creation time per
+// series within the test's run, and none without the option.
+func TestPythonCreated(t *testing.T) {
+	before := float64(time.Now().Add(-time.Second).Unix())
+	m := newTestMetrics(t, Options{Prefix: PrefixCurrent, ModelName: testModel, Topology: []int{1, 1, 1},
+		ContinuityMode: continuity.Reference, PythonCreated: true})
+	after := float64(time.Now().Add(time.Second).Unix())
+	_, body := scrape(t, m.Handler(), "text/plain;version=0.0.4")
+	text := string(body)
+	for _, want := range []string{
+		"# TYPE vllm_omni:e2e_request_latency_s_created gauge\n",
+		"# TYPE vllm_omni:prompt_tokens_created gauge\n",
+		"# TYPE vllm_omni:generation_tokens_created gauge\n",
+		"# HELP vllm_omni:prompt_tokens_created Prompt tokens processed (stage 0)\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "num_requests_running_created") {
+		t.Error("a gauge got a _created family")
+	}
+	n := 0
+	for line := range strings.Lines(text) {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || !strings.HasSuffix(name, "_created") {
+			continue
+		}
+		n++
+		_, v, _ := strings.Cut(rest, "} ")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < before || f > after {
+			t.Errorf("%s: created %q, want a Unix time in [%v, %v]", name, v, before, after)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d _created series, want 3 (e2e, prompt, generation)", n)
+	}
+
+	plain := newTestMetrics(t, Options{Prefix: PrefixCurrent, ModelName: testModel, Topology: []int{1, 1, 1},
+		ContinuityMode: continuity.Reference})
+	if _, body := scrape(t, plain.Handler(), "text/plain;version=0.0.4"); strings.Contains(string(body), "_created") {
+		t.Error("_created without PythonCreated")
 	}
 }
 

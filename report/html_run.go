@@ -18,7 +18,7 @@ const maxTimeBins = 600
 
 // RunSections builds the HTML sections of a run report: the tables of
 // RunTables, then charts drawn from the records (warm-up excluded, as in the
-// summary). The charts carry these data-chart names: ttfp-cdf, e2e-cdf,
+// summary). The charts carry these data-chart names: ttfp-cdf, ttfa-cdf, e2e-cdf,
 // underrun-dist, worst-timeline, request-rate, in-flight, errors-over-time,
 // and server-vs-client when the report has server figures. A nil Summary is
 // computed from recs with default options.
@@ -66,7 +66,7 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 // units as the summary (successful requests; TTFP of those with audio;
 // scheduling lag added in an open loop measured from the intended start).
 func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
-	var ttfp, e2e []float64
+	var ttfp, ttfa, e2e []float64
 	for _, r := range recs {
 		if !r.OK() {
 			continue
@@ -75,6 +75,9 @@ func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
 		if r.HasAudio() {
 			ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		}
+		if r.TTFAAudibleS > 0 {
+			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
+		}
 	}
 	origin := "from send"
 	if fromIntended {
@@ -82,6 +85,7 @@ func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
 	}
 	return []chart{
 		cdfChart("ttfp-cdf", "Time to first audio packet (TTFP), "+origin, "TTFP (ms)", "ms", ttfp),
+		cdfChart("ttfa-cdf", "Time to first audible audio (TTFA), "+origin, "TTFA audible (ms)", "ms", ttfa),
 		cdfChart("e2e-cdf", "End-to-end latency, "+origin, "end-to-end latency (ms)", "ms", e2e),
 	}
 }

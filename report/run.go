@@ -11,6 +11,7 @@ import (
 
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
@@ -40,6 +41,8 @@ type RunReport struct {
 	// part of the report in every format.
 	SLOs  []slo.Result
 	Notes []string
+	// Health is the load generator's own health (nil: not watched).
+	Health *selfmon.Report
 }
 
 // Workload names the request kinds and models a run sent.
@@ -66,8 +69,13 @@ func WorkloadOf(recs []results.Record) Workload {
 // RunTables builds the run report's tables: what ran, the SLO verdicts,
 // requests, load, latency, continuity, server vs client and notes.
 func RunTables(r RunReport) []Table {
-	out := []Table{runTable(r)}
-	return append(out, resultTables(r)...)
+	var out []Table
+	res := resultTables(r)
+	if len(res) > 0 && res[0].Title == warningTitle {
+		out, res = append(out, res[0]), res[1:] // the warning first: it qualifies every figure
+	}
+	out = append(out, runTable(r))
+	return append(out, res...)
 }
 
 // runTable says what ran: target, scenario, kind, model, load, requests,
@@ -123,6 +131,9 @@ func LoadText(h results.Header) string {
 // HTML page shows the run description in its own header instead.
 func resultTables(r RunReport) []Table {
 	var out []Table
+	if w := saturationWarning(r.Health); w != nil {
+		out = append(out, *w)
+	}
 	if len(r.SLOs) > 0 {
 		out = append(out, SLOTable(r.SLOs))
 	}
@@ -140,6 +151,9 @@ func resultTables(r RunReport) []Table {
 		if ok {
 			out = append(out, dt)
 		}
+	}
+	if h := healthTable(r.Health); h != nil {
+		out = append(out, *h)
 	}
 	if len(r.ServerVsClient) > 0 {
 		out = append(out, serverVsClientTable(r.ServerVsClient))
@@ -197,6 +211,9 @@ func requestsTable(r RunReport) Table {
 	if s.Requests.Warmup > 0 {
 		req.Rows = append(req.Rows, []string{"warm-up (excluded)", strconv.Itoa(s.Requests.Warmup)})
 	}
+	if s.Requests.Ramp > 0 {
+		req.Rows = append(req.Rows, []string{"ramp phase (excluded; --include-ramp)", strconv.Itoa(s.Requests.Ramp)})
+	}
 	if r.Load != nil && r.Load.Dropped > 0 {
 		req.Rows = append(req.Rows, []string{"dropped arrivals " + req.Footnote("arrivals beyond --max-inflight, never sent"), strconv.Itoa(r.Load.Dropped)})
 	}
@@ -251,6 +268,13 @@ var rtfNotes = map[string]string{
 	summary.MetricAudioRTF:     "audio_rtf = the vLLM-Omni benchmark's RTF: last chunk for chat, end-to-end for speech",
 }
 
+// onsetNotes explain the TTFP variants and the audible onset; footnotes.
+var onsetNotes = map[string]string{
+	summary.MetricTTFPFirstEvent: "ttfp_first_event = the vLLM-Omni benchmark's TTFP: first audio event, even an empty one",
+	summary.MetricTTFAAudible:    "ttfa_audible = first chunk holding audible audio (10 ms RMS above --audible-threshold)",
+	summary.MetricLeadingSilence: "leading_silence = the audio before the first audible sample",
+}
+
 // statsHeader is the column set of a distribution table: median only when
 // p50 is not among the percentiles.
 func statsHeader(first string, s *summary.Summary) []string {
@@ -298,6 +322,15 @@ func latencyTable(s *summary.Summary) Table {
 			continue
 		}
 		label := metricLabel(m)
+		if m.Name == summary.MetricTTFPFirstEvent {
+			if ttfp, ok := s.Metric(summary.MetricTTFP); ok && sameFigures(ttfp, m.Summary) {
+				plain = append(plain, fmt.Sprintf("%s (the benchmark's TTFP) is identical to %s in this run and is not shown.", m.Name, summary.MetricTTFP))
+				continue
+			}
+		}
+		if note, ok := onsetNotes[m.Name]; ok {
+			label += " " + t.Footnote(note)
+		}
 		if slices.Contains(rtfMetrics, m.Name) {
 			if i := slices.IndexFunc(shownRTF, func(o summary.Metric) bool { return sameFigures(o.Summary, m.Summary) }); i >= 0 {
 				plain = append(plain, fmt.Sprintf("%s is identical to %s in this run and is not shown.", m.Name, shownRTF[i].Name))

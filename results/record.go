@@ -56,9 +56,13 @@ const (
 type Record struct {
 	Type string `json:"type"` // always "request" in a JSONL file
 
-	ID       string `json:"id"`
-	Seq      int    `json:"seq"`
-	Warmup   bool   `json:"warmup,omitempty"`
+	ID     string `json:"id"`
+	Seq    int    `json:"seq"`
+	Warmup bool   `json:"warmup,omitempty"`
+	// Phase is "ramp" for a request started while the load was ramping
+	// (--ramp-up, --stages, a rate range); such requests are left out of
+	// the figures unless --include-ramp. "" is the steady phase.
+	Phase    string `json:"phase,omitempty"`
 	Kind     string `json:"kind"`
 	Endpoint string `json:"endpoint"`
 	Model    string `json:"model,omitempty"`
@@ -74,6 +78,11 @@ type Record struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 
+	// QueueS is the client queue time: how long the request waited for a
+	// connection of the client's transport (its connection bound reached),
+	// not counting the setup of a connection it dialled itself. It is inside
+	// every latency below, which run from the send time.
+	QueueS     float64   `json:"queue_s,omitempty"`
 	ConnectS   float64   `json:"connect_s,omitempty"`    // connection established (0 when reused)
 	FirstByteS float64   `json:"first_byte_s,omitempty"` // first response byte
 	TTFPS      float64   `json:"ttfp_s,omitempty"`       // first non-empty audio chunk; 0 when none
@@ -81,6 +90,18 @@ type Record struct {
 	TextGapsS  []float64 `json:"text_gaps_s,omitempty"`  // gaps between consecutive text events
 	LastAudioS float64   `json:"last_audio_s,omitempty"` // last non-empty audio chunk
 	E2ES       float64   `json:"e2e_s"`                  // end of response (or failure)
+
+	// Audible onset (package onset): TTFAAudibleS is the arrival of the chunk
+	// holding the first sample of the first window above the audible
+	// threshold, 0 when the audio never became audible; LeadingSilenceS is
+	// the audio before that sample, the whole audio when never audible, and
+	// absent without (s16) audio.
+	TTFAAudibleS    float64  `json:"ttfa_audible_s,omitempty"`
+	LeadingSilenceS *float64 `json:"leading_silence_s,omitempty"`
+	// FirstAudioEventS is the vLLM-Omni benchmark's chat TTFP (protocol
+	// sections 8 and 10): the first modality "audio" event, even one with
+	// empty content. TTFPS counts the first non-empty audio only.
+	FirstAudioEventS float64 `json:"first_audio_event_s,omitempty"`
 
 	// Audio received, after decoding every event by its header.
 	SampleRate     int     `json:"sample_rate,omitempty"`
@@ -102,7 +123,9 @@ type Record struct {
 	PromptTokens     int    `json:"prompt_tokens,omitempty"`
 	CompletionTokens int    `json:"completion_tokens,omitempty"`
 	FinishReason     string `json:"finish_reason,omitempty"`
-	TextChars        int    `json:"text_chars,omitempty"` // characters of text received
+	// ServerTokens are the X-VLLM-OMNI-*-TOKENS response headers, when sent.
+	ServerTokens *ServerTokens `json:"server_tokens,omitempty"`
+	TextChars    int           `json:"text_chars,omitempty"` // characters of text received
 
 	// Real-time factors, protocol section 8. Zero when there was no audio.
 	RTFLastChunk float64  `json:"rtf_last_chunk,omitempty"` // (last audio - send) / duration
@@ -157,6 +180,16 @@ type WSBench struct {
 	AudioDurationS float64  `json:"audio_duration_s"`
 	GenerationS    float64  `json:"audio_generation_s"` // last non-empty audio delta - t0
 	RTF            *float64 `json:"rtf,omitempty"`      // absent when the duration is 0
+}
+
+// ServerTokens are the token counts a speech response states in its
+// X-VLLM-OMNI-*-TOKENS headers (protocol section 10); nil fields were absent.
+type ServerTokens struct {
+	Input      *int `json:"input,omitempty"`
+	Output     *int `json:"output,omitempty"`
+	Total      *int `json:"total,omitempty"`
+	InputText  *int `json:"input_text,omitempty"`
+	InputAudio *int `json:"input_audio,omitempty"`
 }
 
 // Continuity holds the player simulations of one response's chunk timeline.

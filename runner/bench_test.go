@@ -343,7 +343,10 @@ type serveProcess struct {
 // startServe builds the omnibench binary and starts `omnibench serve` with
 // the benchmark's timing on a free loopback port. The process is stopped
 // (interrupt, then kill) when the benchmark ends.
-func startServe(b *testing.B) *serveProcess {
+func startServe(b *testing.B) *serveProcess { return startServeWith(b, serveFlags()) }
+
+// startServeWith is startServe with the given serve arguments.
+func startServeWith(b *testing.B, args []string) *serveProcess {
 	b.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -357,7 +360,7 @@ func startServe(b *testing.B) *serveProcess {
 		b.Fatalf("building omnibench: %v\n%s", err, msg)
 	}
 
-	cmd := exec.Command(bin, serveFlags()...)
+	cmd := exec.Command(bin, args...)
 	// The server must not outlive a benchmark binary that is killed (for
 	// example by -timeout) before its cleanups run.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

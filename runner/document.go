@@ -9,6 +9,7 @@ import (
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -28,9 +29,13 @@ type Document struct {
 	Summary *summary.Summary   `json:"summary"`
 	Bench   map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
 	Load    LoadDocument       `json:"load"`
-	Server  *ServerDocument    `json:"server,omitempty"`
-	SLOs    json.RawMessage    `json:"slos,omitempty"`
-	Extra   map[string]any     `json:"extra,omitempty"`
+	// Client is the load generator's own health; client.saturated says
+	// the figures include the client's delay (sweep and capacity mark
+	// such levels).
+	Client *selfmon.Report `json:"client,omitempty"`
+	Server *ServerDocument `json:"server,omitempty"`
+	SLOs   json.RawMessage `json:"slos,omitempty"`
+	Extra  map[string]any  `json:"extra,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
@@ -42,6 +47,7 @@ type LoadDocument struct {
 	Completed       int     `json:"completed"`
 	Cancelled       int     `json:"cancelled"`
 	Dropped         int     `json:"dropped"`
+	RampStarted     int     `json:"ramp_started,omitempty"`
 	Late            int     `json:"late"`
 	LateThresholdS  float64 `json:"late_threshold_s"`
 	MaxLagS         float64 `json:"max_lag_s"`
@@ -84,6 +90,7 @@ func (o *Outcome) Document() *Document {
 		Summary:           o.Summary,
 		Bench:             o.Summary.Bench(),
 		Load:              loadDocument(o.Load),
+		Client:            o.Health,
 	}
 	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Summary.NothingMeasured() {
@@ -108,7 +115,8 @@ func (o *Outcome) Document() *Document {
 
 // Report is the run report the tables and the HTML page render.
 func (o *Outcome) Report() report.RunReport {
-	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOf(o.Records), ServerVsClient: o.ServerVsClient()}
+	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOf(o.Records), ServerVsClient: o.ServerVsClient(), Health: o.Health}
+	rep.Notes = append(rep.Notes, o.ClientNotes...)
 	if o.ScrapeNote != "" {
 		rep.Notes = append(rep.Notes, o.ScrapeNote)
 	}
@@ -122,7 +130,7 @@ func (o *Outcome) Report() report.RunReport {
 func loadDocument(s load.Stats) LoadDocument {
 	return LoadDocument{
 		Mode: s.Mode, Planned: s.Planned, Scheduled: s.Scheduled, Started: s.Started, Completed: s.Completed,
-		Cancelled: s.Cancelled, Dropped: s.Dropped, Late: s.Late, LateThresholdS: s.LateThreshold.Seconds(),
+		Cancelled: s.Cancelled, Dropped: s.Dropped, RampStarted: s.RampStarted, Late: s.Late, LateThresholdS: s.LateThreshold.Seconds(),
 		MaxLagS: s.MaxLag.Seconds(), WarmupStarted: s.WarmupStarted, ElapsedS: s.Elapsed.Seconds(),
 		TargetRate: s.TargetRate, AchievedRate: s.AchievedRate, InterruptedLoad: s.Interrupted,
 	}

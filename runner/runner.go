@@ -26,7 +26,9 @@ import (
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/secret"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/wav"
 	"github.com/omnibench/omnibench/wsclient"
@@ -96,6 +98,13 @@ type Config struct {
 	// and keeps it in Outcome.Notes for the report.
 	Notes []string
 
+	// SelfMon holds the thresholds at which the load generator counts as
+	// saturated (see selfmon.Report.Judge).
+	SelfMon selfmon.Thresholds
+	// OnHealth, when set, receives every self-monitoring sample of the
+	// load generator during the run (the exporter's gauges), from the
+	// monitor's goroutine.
+	OnHealth func(selfmon.Sample)
 	// WS configures the WebSocket kinds (sessions per arrival).
 	WS WSOptions
 
@@ -120,6 +129,13 @@ type Outcome struct {
 	// After to (run --save-scrapes); the summary points at them instead of
 	// embedding the bodies.
 	BeforeFile, AfterFile string
+
+	// Health is the load generator's own health over the load phase, with
+	// its saturation verdict.
+	Health *selfmon.Report
+	// ClientNotes explain what limited the client (a connection bound
+	// below the load's peak).
+	ClientNotes []string
 
 	Interrupted bool
 	// StatsOff is set when the server's /metrics shows its stats are off:
@@ -218,6 +234,32 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	copts := cfg.Client
 	copts.BaseURL = target
 	copts.Redact = cfg.Redact
+	// Connections follow the load: as many as it can have in flight (0,
+	// unbounded, for an open loop without --max-inflight). A smaller bound
+	// set on purpose is said, and its wait is every request's queue_s.
+	peak := cfg.Load.PeakConcurrency()
+	switch {
+	case copts.MaxConns == 0:
+		copts.MaxConns = peak
+	case peak == 0 || copts.MaxConns < peak:
+		peakText := "the unbounded open loop"
+		if peak > 0 {
+			peakText = fmt.Sprintf("the load's peak of %d in flight", peak)
+		}
+		note := fmt.Sprintf("--max-conns %d < %s: requests wait for a connection (client_queue_ms)", copts.MaxConns, peakText)
+		out.ClientNotes = append(out.ClientNotes, note)
+		fmt.Fprintf(cfg.Log, "omnibench: %s\n", note)
+	}
+	files := 0
+	if conns := copts.MaxConns; conns > 0 {
+		files = conns + 64 // connections, plus the process's own files and listeners
+		if simulated {
+			files += conns // the embedded simulator holds the server end of each
+		}
+	}
+	if _, err := client.EnsureFiles(files); err != nil {
+		return nil, err
+	}
 	cl, err := client.New(copts)
 	if err != nil {
 		return nil, err
@@ -297,6 +339,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			ID:        fmt.Sprintf("req-%06d", a.Seq),
 			Seq:       a.Seq,
 			Warmup:    a.Warmup,
+			Phase:     a.Phase,
 			IntendedS: a.Intended.Seconds(),
 		}
 		rec.SentS = time.Since(a.Start).Seconds()
@@ -341,7 +384,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	})
 	announceStart(cfg)
+	mon := selfmon.Start(selfmon.Options{Streams: col.inFlight, OnSample: cfg.OnHealth})
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	health := mon.Stop()
+	out.Health = &health
 	stopNotice()
 	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
@@ -395,6 +441,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		out.note(cfg.Log, modelHint(ctx, target, cfg.Client.APIKey, out.Records))
 	}
 	out.Summary.Mode = lcfg.Mode()
+	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Records))
+	if w := out.Health.Warning(); w != "" {
+		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
+	}
 
 	switch {
 	case runErr != nil && !errors.Is(runErr, context.Canceled):
@@ -491,4 +541,23 @@ func (c *collector) records() []results.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]results.Record(nil), c.recs...)
+}
+
+// stampDelayP99 is the p99 send-stamp delay in ms over the measured
+// records' events; nil when the server does not stamp.
+func stampDelayP99(recs []results.Record) *float64 {
+	var ms []float64
+	for i := range recs {
+		if !recs[i].Warmup {
+			for _, d := range recs[i].StampDelaysS {
+				ms = append(ms, d*1000)
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	slices.Sort(ms)
+	v := stats.Percentile(ms, 99)
+	return &v
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -38,7 +39,7 @@ type chatBody struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Modalities []string `json:"modalities"`
+	Modalities json.RawMessage `json:"modalities"`
 	Audio      *struct {
 		Format string `json:"format"`
 		Voice  string `json:"voice"`
@@ -100,19 +101,26 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 	}
 
 	req.text, req.audio = true, true // Qwen3-Omni's default output
-	if len(b.Modalities) > 0 {
+	mods, e := parseModalities(b.Modalities)
+	if e != nil {
+		return nil, e
+	}
+	if len(mods) > 0 {
 		req.text, req.audio = false, false
-		for i, m := range b.Modalities {
+		var unsupported []string
+		for _, m := range mods {
 			switch m {
 			case "text":
 				req.text = true
 			case "audio":
 				req.audio = true
-			case "image":
-				return nil, badRequest("modalities", "modalities[%d]: output modality 'image' is not supported by the simulator; use text and/or audio", i)
 			default:
-				return nil, badRequest("modalities", "modalities[%d]: invalid modality '%s'; supported: text, audio", i, m)
+				unsupported = append(unsupported, m)
 			}
+		}
+		if len(unsupported) > 0 {
+			return nil, badRequest("modalities", "Unsupported output modalities %s for this model. Supported modalities: %s",
+				pyList(unsupported), pyList([]string{"text", "audio"}))
 		}
 	}
 
@@ -122,7 +130,7 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		if e != nil {
 			return nil, e
 		}
-		if f != "wav" && f != "pcm" {
+		if f != "wav" && f != "pcm" && f != "flac" {
 			return nil, unsupportedFormat("audio.format", f)
 		}
 		req.format = f
@@ -138,6 +146,31 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		req.voice = DefaultVoice
 	}
 	return req, nil
+}
+
+// parseModalities reads the modalities field: absent or null means the
+// model's default (nil); anything but a list of strings is the 400 upstream
+// sends (protocol section 10).
+func parseModalities(raw json.RawMessage) ([]string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var mods []string
+	if raw[0] != '[' || json.Unmarshal(raw, &mods) != nil {
+		return nil, badRequest("modalities", "'modalities' must be a list of strings.")
+	}
+	return mods, nil
+}
+
+// pyList formats names as Python prints a list of strings (['a', 'b']),
+// the form of upstream's modality error message.
+func pyList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // messageText extracts the text of a message's content: a string, an array
@@ -190,7 +223,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	words := strings.Fields(req.reply)
+	// The assistant answers from the reply corpus with as many words as
+	// the user's text; the audio length still follows the user's text.
+	words := replyWords(s.cfg.Seed, req.prompt, len(strings.Fields(req.reply)))
 	j := s.newJob(r.Context(), arrival, jobSpec{
 		endpoint:  "chat",
 		key:       req.prompt,
@@ -252,6 +287,24 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 
 	var arrivals []float64
 	var pcmBytes []int
+	firstAudio := false // the server's TTFP is taken at the first audio output, even an empty one
+	emptyDue := j.plan.faults.emptyEvent
+	// sendEmpty sends the empty-audio-event fault's event: an audio output
+	// with no samples gives content "" (upstream #5237).
+	sendEmpty := func() error {
+		emptyDue = false
+		payload = append(append(payload[:0], prefix...), choicesOpen...)
+		payload = append(payload, `"role":"assistant","content":""`...)
+		payload = appendFinish(payload, false)
+		payload = append(payload, `,"usage":`...)
+		payload = appendUsage(payload, j.spec.promptTok, 0)
+		payload = append(payload, `,"modality":"audio","metrics":null}`...)
+		if !firstAudio {
+			firstAudio = true
+			s.metrics.AudioFirstPacket(sr, j.elapsed())
+		}
+		return out.send("", payload)
+	}
 	err := func() error {
 		if req.text {
 			payload = append(append(append(payload[:0], prefix...), choicesOpen...),
@@ -261,6 +314,11 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			}
 		}
 		return j.run(func(ev *event) error {
+			if emptyDue && (ev.audio || req.audio) {
+				if err := sendEmpty(); err != nil {
+					return err
+				}
+			}
 			payload = append(append(payload[:0], prefix...), choicesOpen...)
 			if !ev.audio {
 				payload = append(payload, `"content":`...)
@@ -275,15 +333,24 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			}
 			pcmStart := len(audioBuf)
 			audioBuf = j.render(audioBuf, ev)
+			file := audioBuf
+			if req.format == "flac" {
+				// Each event is a complete FLAC file, as with wav.
+				var err error
+				if file, err = flacfile.Encode(f, audioBuf); err != nil {
+					return fmt.Errorf("simulator: encode FLAC: %w", err)
+				}
+			}
 			payload = append(payload, `"role":"assistant","content":"`...)
-			payload = appendBase64(payload, audioBuf, ev.corrupt)
+			payload = appendBase64(payload, file, ev.corrupt)
 			payload = append(payload, '"')
 			payload = appendFinish(payload, ev.last)
 			payload = append(payload, `,"usage":`...)
 			payload = appendUsage(payload, j.spec.promptTok, 0)
 			payload = append(payload, `,"modality":"audio","metrics":null}`...)
 			at := j.elapsed()
-			if len(arrivals) == 0 {
+			if !firstAudio {
+				firstAudio = true
 				s.metrics.AudioFirstPacket(sr, at)
 			}
 			arrivals = append(arrivals, at)
@@ -391,8 +458,17 @@ func (s *Server) completeChat(w http.ResponseWriter, j *job, req *chatRequest) {
 	}
 	if req.audio {
 		file := pcm
-		if req.format == "wav" {
-			file = wav.Encode(wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}, pcm)
+		f := wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}
+		switch req.format {
+		case "wav":
+			file = wav.Encode(f, pcm)
+		case "flac":
+			var err error
+			if file, err = flacfile.Encode(f, pcm); err != nil {
+				j.fail()
+				writeError(w, errInternal("simulated FLAC encoding failed: "+err.Error()))
+				return
+			}
 		}
 		corrupt := j.plan.faults.malformed && len(j.plan.chunkFrames) > 0
 		resp.Choices = append(resp.Choices, chatChoice{

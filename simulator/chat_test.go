@@ -27,8 +27,8 @@ func TestChatStreamProtocol(t *testing.T) {
 	if !cs.done {
 		t.Fatal("stream did not end with [DONE]")
 	}
-	if cs.text != prompt25 {
-		t.Errorf("text %q, want the echoed prompt %q", cs.text, prompt25)
+	if want := wantReply(prompt25, prompt25); cs.text != want {
+		t.Errorf("text %q, want the corpus reply %q", cs.text, want)
 	}
 	// The first event is the role chunk.
 	first := cs.chunks[0]
@@ -210,7 +210,7 @@ func TestChatNonStreaming(t *testing.T) {
 	if c.Object != "chat.completion" || len(c.Choices) != 2 {
 		t.Fatalf("object %q with %d choices, want chat.completion with text and audio", c.Object, len(c.Choices))
 	}
-	if c.Choices[0].Message.Content == nil || *c.Choices[0].Message.Content != prompt25 {
+	if c.Choices[0].Message.Content == nil || *c.Choices[0].Message.Content != wantReply(prompt25, prompt25) {
 		t.Errorf("text choice %+v", c.Choices[0])
 	}
 	a := c.Choices[1].Message.Audio
@@ -243,13 +243,19 @@ func TestChatValidation(t *testing.T) {
 		{"bad format", chatReq("hi", map[string]any{"audio": map[string]any{"format": "ogg"}}), 400,
 			"Invalid audio format 'ogg' (audio.format; supported: wav, pcm, flac, mp3, opus, pcm16)", ptr("audio.format")},
 		{"mp3 not simulated", chatReq("hi", map[string]any{"audio": map[string]any{"format": "mp3"}}), 400,
-			"audio.format: audio format 'mp3' is not supported by the simulator; use wav or pcm", ptr("audio.format")},
+			"audio.format: audio format 'mp3' is not supported by the simulator; use wav, pcm or flac", ptr("audio.format")},
 		{"no messages", map[string]any{"stream": true}, 400, "messages: field required", ptr("messages")},
 		{"empty messages", map[string]any{"messages": []any{}}, 400, "messages: must contain at least one message", ptr("messages")},
 		{"bad modality", chatReq("hi", map[string]any{"modalities": []string{"video"}}), 400,
-			"modalities[0]: invalid modality 'video'; supported: text, audio", ptr("modalities")},
-		{"image modality", chatReq("hi", map[string]any{"modalities": []string{"text", "image"}}), 400,
-			"modalities[1]: output modality 'image' is not supported by the simulator; use text and/or audio", ptr("modalities")},
+			"Unsupported output modalities ['video'] for this model. Supported modalities: ['text', 'audio']", ptr("modalities")},
+		{"image modality", chatReq("hi", map[string]any{"modalities": []string{"text", "image", "video"}}), 400,
+			"Unsupported output modalities ['image', 'video'] for this model. Supported modalities: ['text', 'audio']", ptr("modalities")},
+		{"modalities a string", chatReq("hi", map[string]any{"modalities": "audio"}), 400,
+			"'modalities' must be a list of strings.", ptr("modalities")},
+		{"modalities not strings", chatReq("hi", map[string]any{"modalities": []any{"text", 1}}), 400,
+			"'modalities' must be a list of strings.", ptr("modalities")},
+		{"modalities an object", chatReq("hi", map[string]any{"modalities": map[string]any{"text": true}}), 400,
+			"'modalities' must be a list of strings.", ptr("modalities")},
 		{"stream type", `{"messages":[{"role":"user","content":"hi"}],"stream":"yes"}`, 400,
 			"stream: expected a boolean, got JSON string (byte offset 59)", ptr("stream")},
 		{"content type", `{"messages":[{"role":"user","content":42}]}`, 400,
@@ -299,8 +305,8 @@ func TestChatContentParts(t *testing.T) {
 		"modalities": []string{"text"},
 	}
 	cs := doChat(t, run, body)
-	if cs.text != "Say something" {
-		t.Errorf("text %q, want the user's text parts", cs.text)
+	if want := wantReply("You are a helpful assistant.\nSay something", "Say something"); cs.text != want {
+		t.Errorf("text %q, want the corpus reply %q (as many words as the user's text parts)", cs.text, want)
 	}
 }
 
@@ -337,5 +343,38 @@ func TestModelsHealthAndRoutes(t *testing.T) {
 	}
 	if status, typ, _, _ := apiErr(t, get("/v1/nothing")); status != 404 || typ != "NotFoundError" {
 		t.Errorf("unknown route: %d %s", status, typ)
+	}
+}
+
+// wantReply is the reply testConfig's server gives to a chat whose messages
+// join to prompt with userText as the last user text: corpus words, as many
+// as userText has, and never an echo.
+func wantReply(prompt, userText string) string {
+	return strings.Join(replyWords(testConfig().Seed, prompt, len(strings.Fields(userText))), " ")
+}
+
+func TestReplyWords(t *testing.T) {
+	a := replyWords(1, "Hello brave new big world", 5)
+	if len(a) != 5 || strings.Join(a, " ") == "Hello brave new big world" {
+		t.Errorf("reply %q: want 5 corpus words", a)
+	}
+	if b := replyWords(1, "Hello brave new big world", 5); strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("same seed and prompt gave %q then %q", a, b)
+	}
+	// Choice by seed: over a few seeds, more than one starting sentence.
+	starts := map[string]bool{}
+	for seed := range int64(8) {
+		starts[replyWords(seed, "Hi", 1)[0]] = true
+	}
+	if len(starts) < 2 {
+		t.Errorf("8 seeds all start the reply with %v", starts)
+	}
+	// A reply starts at a sentence (capital letter) and wraps around the corpus.
+	long := replyWords(3, "x", 500)
+	if r := long[0][0]; r < 'A' || r > 'Z' {
+		t.Errorf("reply starts mid-sentence: %q", long[0])
+	}
+	if replyWords(1, "x", 0) != nil {
+		t.Error("0 words: want nil")
 	}
 }

@@ -67,19 +67,29 @@ type Timing struct {
 	AudioPerChar time.Duration // audio per character of text; 0 means the default
 	MinAudio     time.Duration // lower bound of a response's audio
 	MaxAudio     time.Duration // upper bound of a response's audio; 0 means the default
+	// LeadingSilence is digital silence at the start of every response's
+	// audio (servers often begin so); the voice fills the rest. It moves the
+	// audible onset (ttfa_audible), not TTFP.
+	LeadingSilence time.Duration
 }
 
 // Faults are per-request fault probabilities in [0, 1].
 type Faults struct {
-	HTTP500         float64       // answer 500 before the stream starts
-	Disconnect      float64       // drop the connection mid-stream
-	ErrorEvent      float64       // send an error event mid-stream (then [DONE] on chat)
-	Stall           float64       // stop sending mid-stream for StallFor, or until the client leaves
-	StallFor        time.Duration // length of the stall fault; 0 means 30 s
-	EmptyAudio      float64       // produce no audio (recorded as skipped{no_audio_data})
-	MalformedBase64 float64       // corrupt the base64 of one audio event
-	Oversized       float64       // make one audio event about OversizedBytes of base64
-	OversizedBytes  int           // base64 size of the oversized event; 0 means 300 KiB
+	HTTP500    float64       // answer 500 before the stream starts
+	Disconnect float64       // drop the connection mid-stream
+	ErrorEvent float64       // send an error event mid-stream (then [DONE] on chat)
+	Stall      float64       // stop sending mid-stream for StallFor, or until the client leaves
+	StallFor   time.Duration // length of the stall fault; 0 means 30 s
+	EmptyAudio float64       // produce no audio (recorded as skipped{no_audio_data})
+	// EmptyAudioEvent makes a streaming chat response's first audio output
+	// one with no samples (upstream #5237): an audio event with content ""
+	// sent with the first text word (or right before the first audio chunk
+	// without text). The server's TTFP counts it, as does the vLLM-Omni
+	// benchmark's; omnibench's TTFP waits for the first non-empty audio.
+	EmptyAudioEvent float64
+	MalformedBase64 float64 // corrupt the base64 of one audio event
+	Oversized       float64 // make one audio event about OversizedBytes of base64
+	OversizedBytes  int     // base64 size of the oversized event; 0 means 300 KiB
 }
 
 // DefaultTiming is the timing of a default `omnibench serve`.
@@ -219,6 +229,9 @@ func (c Config) validate() error {
 	if t.MinAudio > t.MaxAudio {
 		bad("--min-audio: %v exceeds --max-audio %v", t.MinAudio, t.MaxAudio)
 	}
+	if t.LeadingSilence < 0 || t.LeadingSilence > time.Hour {
+		bad("--leading-silence: %v is outside 0..1h", t.LeadingSilence)
+	}
 	if t.MaxAudio > time.Hour {
 		bad("--max-audio: %v exceeds one hour", t.MaxAudio)
 	}
@@ -235,6 +248,7 @@ func (c Config) validate() error {
 	}{
 		{"--stall-prob", t.StallProb}, {"--fault-500", f.HTTP500}, {"--fault-disconnect", f.Disconnect},
 		{"--fault-error-event", f.ErrorEvent}, {"--fault-stall", f.Stall}, {"--fault-empty-audio", f.EmptyAudio},
+		{"--fault-empty-audio-event", f.EmptyAudioEvent},
 		{"--fault-bad-base64", f.MalformedBase64}, {"--fault-oversized", f.Oversized},
 	} {
 		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {

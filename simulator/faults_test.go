@@ -130,7 +130,7 @@ func TestFaultStallShort(t *testing.T) {
 func TestFaultEmptyAudio(t *testing.T) {
 	run := faultSim(t, Faults{EmptyAudio: 1})
 	cs := doChat(t, run, chatReq(prompt25, nil))
-	if len(cs.audio) != 0 || !cs.done || cs.text != prompt25 {
+	if len(cs.audio) != 0 || !cs.done || cs.text != wantReply(prompt25, prompt25) {
 		t.Errorf("%d audio events, done %v, text %q; want text only", len(cs.audio), cs.done, cs.text)
 	}
 	status, _, body := doSpeech(t, run, speechReq(input10, nil))

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -81,7 +82,8 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 	}
 	j.timer.Stop()
 	if spec.audioOn {
-		j.synth = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames)
+		lead := int64(math.Round(s.cfg.Timing.LeadingSilence.Seconds() * float64(s.cfg.SampleRate)))
+		j.synth = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames, lead)
 	}
 	s.admit(j.bound)
 	j.admitS = s.currentSlowdown()

@@ -105,11 +105,20 @@ func TestMetricsStatsOff(t *testing.T) {
 			}
 		}
 		for _, line := range strings.Split(text, "\n") {
-			if line != "" && !strings.HasPrefix(line, "#") {
-				t.Errorf("accept %q: sample %q with stats off", accept, line)
-			}
 			if strings.Contains(line, " vllm:") && !strings.Contains(line, " "+p) {
 				t.Errorf("accept %q: upstream family with stats off: %q", accept, line)
+			}
+			if line == "" || strings.HasPrefix(line, "#") || runtimeFamily(line) {
+				continue
+			}
+			// Current servers bind a zero model_name child of five
+			// families whatever the stats setting (protocol section 10).
+			name, _, _ := strings.Cut(line, "{")
+			base := strings.TrimSuffix(strings.TrimPrefix(name, p), "_created")
+			if !statsOffBound(base) {
+				t.Errorf("accept %q: sample %q with stats off", accept, line)
+			} else if !strings.HasSuffix(name, "_created") && !strings.HasSuffix(line, " 0") && !strings.HasSuffix(line, " 0.0") {
+				t.Errorf("accept %q: non-zero sample %q with stats off", accept, line)
 			}
 		}
 	}
@@ -290,4 +299,28 @@ func TestMetricsLint(t *testing.T) {
 		}
 		t.Errorf("promlint: %s: %s", pr.Metric, pr.Text)
 	}
+}
+
+// runtimeFamily tells a sample line of the Python runtime and HTTP
+// instrumentator families (runtime.go).
+func runtimeFamily(line string) bool {
+	for _, prefix := range []string{"process_", "python_", "http_"} {
+		if strings.HasPrefix(line, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// statsOffBound tells the sample names (without prefix) of the five
+// families current servers bind with stats off: gauges, the counters, the
+// e2e histogram's series and their _created companions.
+func statsOffBound(name string) bool {
+	for _, base := range []string{"num_requests_running", "num_requests_waiting", "prompt_tokens", "generation_tokens",
+		"e2e_request_latency_s"} {
+		if strings.HasPrefix(name, base) {
+			return true
+		}
+	}
+	return false
 }

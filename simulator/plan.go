@@ -16,6 +16,7 @@ const codecTokensPerSecond = 12.5
 // faultSet is the faults one request suffers.
 type faultSet struct {
 	http500, disconnect, errorEvent, stall, emptyAudio, malformed, oversized bool
+	emptyEvent                                                               bool // drawn last, see newPlan
 }
 
 // plan is everything random about one request, drawn up front from the
@@ -129,6 +130,9 @@ func newPlan(r *rand.Rand, t Timing, f Faults, in planInput) *plan {
 	if !in.audio || p.faults.emptyAudio {
 		return p
 	}
+	// Drawn after everything else so that adding this fault did not move
+	// the draws of the older ones.
+	defer func() { p.faults.emptyEvent = hit(f.EmptyAudioEvent) }()
 	total := audioFrames(t, in.textRunes, in.speed, in.sampleRate)
 	nominal := t.ChunkAudio.Seconds() * float64(in.sampleRate)
 	for left := total; left > 0; {

@@ -110,7 +110,12 @@ func normalizeFormat(param, f string, extra ...string) (string, *apiError) {
 	return "", badRequest(param, "Invalid audio format '%s' (%s; supported: %s, pcm16)", f, param, strings.Join(names, ", "))
 }
 
-// unsupportedFormat is the simulator's answer for compressed formats.
+// unsupportedFormat is the simulator's answer for compressed formats it does
+// not produce (chat also produces flac).
 func unsupportedFormat(param, f string) *apiError {
-	return badRequest(param, "%s: audio format '%s' is not supported by the simulator; use wav or pcm", param, f)
+	use := "wav or pcm"
+	if param == "audio.format" {
+		use = "wav, pcm or flac"
+	}
+	return badRequest(param, "%s: audio format '%s' is not supported by the simulator; use %s", param, f, use)
 }

@@ -21,6 +21,7 @@ import (
 type Server struct {
 	cfg     Config
 	metrics *omnimetrics.Metrics
+	http    *httpMetrics // the instrumentator's http_* families (runtime.go)
 	voices  *voiceTables
 	created int64 // unix seconds of New, reported by /v1/models
 
@@ -59,13 +60,19 @@ func New(cfg Config) (*Server, error) {
 		Upstream:       true,
 		Topology:       cfg.Topology,
 		ContinuityMode: continuity.Reference,
+		PythonCreated:  true, // look like prometheus_client
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulator metrics: %w", err)
 	}
+	httpm, err := registerRuntime(m.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("simulator runtime metrics: %w", err)
+	}
 	s := &Server{
 		cfg:     cfg,
 		metrics: m,
+		http:    httpm,
 		voices:  newVoiceTables(cfg.SampleRate),
 		created: time.Now().Unix(),
 		rr:      make([]atomic.Uint64, len(cfg.Topology)),
@@ -90,16 +97,18 @@ func (s *Server) Metrics() *omnimetrics.Metrics { return s.metrics }
 // Handler returns the HTTP API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/chat/completions", s.track(s.handleChat))
-	mux.HandleFunc("/v1/audio/speech", s.track(s.handleSpeech))
-	mux.HandleFunc("/v1/audio/speech/stream", s.track(s.handleSpeechStream))
-	mux.HandleFunc("/v1/realtime", s.track(s.handleRealtime))
-	mux.HandleFunc("/v1/models", s.track(s.handleModels))
-	mux.HandleFunc("/health", s.track(s.handleHealth))
-	mux.Handle("/metrics", s.metricsHandler())
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, s.http.instrument(pattern, h)) }
+	handle("/v1/chat/completions", s.track(s.handleChat))
+	handle("/v1/audio/speech", s.track(s.handleSpeech))
+	handle("/v1/audio/speech/stream", s.track(s.handleSpeechStream))
+	handle("/v1/realtime", s.track(s.handleRealtime))
+	handle("/v1/models", s.track(s.handleModels))
+	handle("/health", s.track(s.handleHealth))
+	handle("/metrics", s.metricsHandler())
+	// The instrumentator labels requests no route matched "none".
+	mux.Handle("/", s.http.instrument("none", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFound("no route for %s %s", r.Method, r.URL.Path))
-	})
+	})))
 	return mux
 }
 

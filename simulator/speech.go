@@ -185,6 +185,7 @@ func (s *Server) speechWhole(w http.ResponseWriter, j *job, req *speechRequest) 
 	j.succeed()
 	w.Header().Set("Content-Type", mediaType(req.format))
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	setTokenHeaders(w.Header(), j.spec.promptTok, j.codecTok)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body) // the client may be gone; the metrics already count the request
 }
@@ -276,4 +277,23 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 	default:
 		j.fail()
 	}
+}
+
+// Token headers of a non-streaming speech response (protocol section 10).
+const (
+	HeaderInputTokens      = "X-VLLM-OMNI-INPUT-TOKENS"
+	HeaderOutputTokens     = "X-VLLM-OMNI-OUTPUT-TOKENS"
+	HeaderTotalTokens      = "X-VLLM-OMNI-TOTAL-TOKENS"
+	HeaderInputTextTokens  = "X-VLLM-OMNI-INPUT-TEXT-TOKENS"
+	HeaderInputAudioTokens = "X-VLLM-OMNI-INPUT-AUDIO-TOKENS"
+)
+
+// setTokenHeaders sets the five token headers: the simulator's input is
+// text only, so input text tokens are the input tokens and audio tokens 0.
+func setTokenHeaders(h http.Header, input, output int) {
+	h.Set(HeaderInputTokens, strconv.Itoa(input))
+	h.Set(HeaderOutputTokens, strconv.Itoa(output))
+	h.Set(HeaderTotalTokens, strconv.Itoa(input+output))
+	h.Set(HeaderInputTextTokens, strconv.Itoa(input))
+	h.Set(HeaderInputAudioTokens, "0")
 }

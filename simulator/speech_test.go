@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -218,5 +219,38 @@ func TestSpeechValidation(t *testing.T) {
 	status, _, msg, _ := apiErr(t, post(t, t.Context(), run.URL+"/v1/audio/speech", speechReq("hi", map[string]any{"model": "x"})))
 	if status != http.StatusNotFound || msg != "The model `x` does not exist." {
 		t.Errorf("wrong model: %d %q", status, msg)
+	}
+}
+
+// TestSpeechTokenHeaders: a non-streaming speech response carries the five
+// X-VLLM-OMNI-*-TOKENS headers (protocol section 10), consistent with each
+// other: input = text tokens (the simulator's input is text), total = input
+// + output, and output the codec tokens the SSE done event reports.
+func TestSpeechTokenHeaders(t *testing.T) {
+	run := startSim(t, testConfig())
+	resp := post(t, t.Context(), run.URL+"/v1/audio/speech", speechReq(input10, nil))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	num := func(name string) int {
+		v, err := strconv.Atoi(resp.Header.Get(name))
+		if err != nil {
+			t.Fatalf("header %s = %q: %v", name, resp.Header.Get(name), err)
+		}
+		return v
+	}
+	in, out, total := num(HeaderInputTokens), num(HeaderOutputTokens), num(HeaderTotalTokens)
+	if in != promptTokens(len(input10)) || out <= 0 || total != in+out {
+		t.Errorf("tokens in %d out %d total %d; want in %d, out > 0, total = in + out", in, out, total, promptTokens(len(input10)))
+	}
+	if num(HeaderInputTextTokens) != in || num(HeaderInputAudioTokens) != 0 {
+		t.Errorf("text %d audio %d, want %d and 0", num(HeaderInputTextTokens), num(HeaderInputAudioTokens), in)
+	}
+	_, events, err := doSpeechSSE(t, run, speechReq(input10, map[string]any{"stream": true, "response_format": "pcm"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := events[len(events)-1]
+	if last.Usage == nil || last.Usage.OutputTokens != out {
+		t.Errorf("SSE done usage %+v, want output_tokens %d like the header", last.Usage, out)
 	}
 }

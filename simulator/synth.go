@@ -105,17 +105,22 @@ type synth struct {
 	text      []rune
 	baseF0    float64
 	segFrames int64
-	pos       int64  // next frame
+	pos       int64  // next frame of the voice
 	phase     uint32 // oscillator phase, continuous across segments and chunks
+	lead      int64  // frames of leading silence still to render
 }
 
-func newSynth(vt *voiceTables, text string, voice string, totalFrames int64) *synth {
+// newSynth renders text in totalFrames, of which the first leadFrames are
+// digital silence (Timing.LeadingSilence) and the voice fills the rest.
+func newSynth(vt *voiceTables, text string, voice string, totalFrames, leadFrames int64) *synth {
 	rs := []rune(text)
+	lead := min(max(leadFrames, 0), totalFrames)
+	voiced := totalFrames - lead
 	seg := int64(1)
-	if len(rs) > 0 && totalFrames > int64(len(rs)) {
-		seg = totalFrames / int64(len(rs))
+	if len(rs) > 0 && voiced > int64(len(rs)) {
+		seg = voiced / int64(len(rs))
 	}
-	return &synth{vt: vt, text: rs, baseF0: voiceBaseF0(voice), segFrames: seg}
+	return &synth{vt: vt, text: rs, baseF0: voiceBaseF0(voice), segFrames: seg, lead: lead}
 }
 
 // Append renders the next frames as s16le mono onto dst.
@@ -123,7 +128,13 @@ func (g *synth) Append(dst []byte, frames int) []byte {
 	start := len(dst)
 	dst = growLen(dst, frames*2)
 	out := dst[start:]
-	for done := 0; done < frames; {
+	done := 0
+	if g.lead > 0 {
+		done = int(min(int64(frames), g.lead))
+		clear(out[:done*2])
+		g.lead -= int64(done)
+	}
+	for done < frames {
 		segIdx := g.pos / g.segFrames
 		off := g.pos % g.segFrames
 		n := int(min(int64(frames-done), g.segFrames-off))

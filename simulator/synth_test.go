@@ -52,11 +52,11 @@ func bestPeriod(x []float64, lo, hi int) (int, float64) {
 func TestSynthChunkingInvariant(t *testing.T) {
 	vt := newVoiceTables(24000)
 	const total = 30000
-	whole := newSynth(vt, prompt25, "Chelsie", total).Append(nil, total)
+	whole := newSynth(vt, prompt25, "Chelsie", total, 0).Append(nil, total)
 	if len(whole) != 2*total {
 		t.Fatalf("%d bytes, want %d", len(whole), 2*total)
 	}
-	g := newSynth(vt, prompt25, "Chelsie", total)
+	g := newSynth(vt, prompt25, "Chelsie", total, 0)
 	r := rand.New(rand.NewPCG(1, 2))
 	var pieces []byte
 	buf := make([]byte, 0, 64)
@@ -75,7 +75,7 @@ func TestSynthIsAudibleVoice(t *testing.T) {
 	vt := newVoiceTables(24000)
 	// "ak a": 4 segments of 0.1 s (2400 frames): 'a', 'k', a pause, 'a'.
 	const seg = 2400
-	x := samples(newSynth(vt, "ak a", "Chelsie", 4*seg).Append(nil, 4*seg))
+	x := samples(newSynth(vt, "ak a", "Chelsie", 4*seg, 0).Append(nil, 4*seg))
 	if r := rms(x[2*seg : 3*seg]); r != 0 {
 		t.Errorf("pause RMS %v, want silence", r)
 	}
@@ -107,9 +107,9 @@ func TestSynthIsAudibleVoice(t *testing.T) {
 
 func TestSynthDeterministicPerVoice(t *testing.T) {
 	vt := newVoiceTables(24000)
-	a := newSynth(vt, "hello", "vivian", 12000).Append(nil, 12000)
-	b := newSynth(vt, "hello", "vivian", 12000).Append(nil, 12000)
-	c := newSynth(vt, "hello", "ryan", 12000).Append(nil, 12000)
+	a := newSynth(vt, "hello", "vivian", 12000, 0).Append(nil, 12000)
+	b := newSynth(vt, "hello", "vivian", 12000, 0).Append(nil, 12000)
+	c := newSynth(vt, "hello", "ryan", 12000, 0).Append(nil, 12000)
 	if !bytes.Equal(a, b) {
 		t.Error("same text and voice gave different audio")
 	}
@@ -121,7 +121,7 @@ func TestSynthDeterministicPerVoice(t *testing.T) {
 func TestSynthLowSampleRate(t *testing.T) {
 	// At 8 kHz the tables keep harmonics below 3.6 kHz; output stays bounded.
 	vt := newVoiceTables(8000)
-	x := samples(newSynth(vt, "abc", "v", 2400).Append(nil, 2400))
+	x := samples(newSynth(vt, "abc", "v", 2400, 0).Append(nil, 2400))
 	for i, v := range x {
 		if math.Abs(v) > float64(synthAmplitude)+1 {
 			t.Fatalf("sample %d = %v exceeds the amplitude", i, v)
@@ -131,10 +131,43 @@ func TestSynthLowSampleRate(t *testing.T) {
 
 func BenchmarkSynth(b *testing.B) {
 	vt := newVoiceTables(24000)
-	g := newSynth(vt, prompt25, "Chelsie", 1<<40)
+	g := newSynth(vt, prompt25, "Chelsie", 1<<40, 0)
 	buf := make([]byte, 0, 2*2400)
 	b.SetBytes(2 * 2400)
 	for b.Loop() {
 		buf = g.Append(buf[:0], 2400)
+	}
+}
+
+// TestLeadingSilence: the first frames are digital silence however the audio
+// is cut into chunks, the voice follows at once, and the total is unchanged.
+func TestLeadingSilence(t *testing.T) {
+	vt := newVoiceTables(24000)
+	const total, lead = 24000, 4800
+	whole := newSynth(vt, prompt25, "Chelsie", total, lead).Append(nil, total)
+	var cut []byte
+	g := newSynth(vt, prompt25, "Chelsie", total, lead)
+	for _, n := range []int{1000, 3799, 2, 19199} {
+		cut = g.Append(cut, n)
+	}
+	if !bytes.Equal(whole, cut) || len(whole) != 2*total {
+		t.Fatalf("chunked render differs or has %d bytes", len(whole))
+	}
+	firstNonZero := func(b []byte) int {
+		for i, c := range b {
+			if c != 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	if i := firstNonZero(whole); i < 2*lead {
+		t.Errorf("first non-zero byte at %d, want at or after %d", i, 2*lead)
+	}
+	if firstNonZero(whole[2*lead:2*lead+2400]) < 0 {
+		t.Error("no voice in the 50 ms after the leading silence")
+	}
+	if s := newSynth(vt, "a", "v", 100, 500).Append(nil, 100); !bytes.Equal(s, make([]byte, 200)) {
+		t.Error("silence longer than the audio: want all zeros")
 	}
 }

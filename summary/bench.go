@@ -27,12 +27,19 @@ import (
 //     clock when it sends), not from the intended start.
 //   - audio_rtf is the last-chunk RTF for chat and the whole-response RTF for
 //     speech.
+//   - audio_ttfp is, for chat, the first modality "audio" event even when its
+//     content is empty (an audio output without samples, upstream #5237), as
+//     the benchmark takes it; omnibench's TTFP (first non-empty audio) is
+//     audio_ttfp_nonempty. ttfa_audible and leading_silence are omnibench's
+//     own (package onset), with samples only from the responses that have
+//     them (audible ones; ones with s16 audio), not zero-filled.
 //
 // The keys: completed, failed, duration, request_throughput,
 // total_audio_duration_s, total_audio_frames, audio_throughput,
 // audio_continuity_ok_rate, request_goodput (with goodput SLOs), and mean_,
 // median_, std_ and p<P>_ of ttft_ms, e2el_ms, itl_ms, audio_ttfp_ms,
-// audio_rtf, audio_duration_s and audio_underrun_s.
+// audio_rtf, audio_duration_s and audio_underrun_s; omnibench's own
+// audio_ttfp_nonempty_ms, ttfa_audible_ms and leading_silence_ms.
 
 // benchSamples are the benchmark's per-request samples of one run.
 type benchSamples struct {
@@ -66,6 +73,16 @@ func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples 
 		ok := true
 		if r.HasAudio() {
 			ttfp = r.TTFPS
+			add("audio_ttfp_nonempty_ms", 1000*r.TTFPS)
+			if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
+				ttfp = min(ttfp, r.FirstAudioEventS)
+			}
+			if r.TTFAAudibleS > 0 {
+				add("ttfa_audible_ms", 1000*r.TTFAAudibleS)
+			}
+			if r.LeadingSilenceS != nil {
+				add("leading_silence_ms", 1000*(*r.LeadingSilenceS))
+			}
 			if r.AudioDurationS > 0 {
 				rtf = r.RTFE2E
 				if r.ChatPath() {
@@ -77,6 +94,9 @@ func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples 
 				verdict, known := c.OK[benchContinuityMS]
 				ok = verdict || (!known && c.MaxUnderrunS <= 0.1)
 			}
+		}
+		if !r.HasAudio() {
+			add("audio_ttfp_nonempty_ms", 0) // zero-filled like audio_ttfp_ms
 		}
 		add("audio_ttfp_ms", 1000*ttfp)
 		add("audio_rtf", rtf)
@@ -90,7 +110,8 @@ func benchSamplesOf(recs []results.Record, percentiles []float64) *benchSamples 
 }
 
 // benchStems are the distribution keys of the bench block, in key order.
-var benchStems = []string{"ttft_ms", "e2el_ms", "itl_ms", "audio_ttfp_ms", "audio_rtf", "audio_duration_s", "audio_underrun_s"}
+var benchStems = []string{"ttft_ms", "e2el_ms", "itl_ms", "audio_ttfp_ms", "audio_rtf", "audio_duration_s", "audio_underrun_s",
+	"audio_ttfp_nonempty_ms", "ttfa_audible_ms", "leading_silence_ms"}
 
 // Bench returns the figures under the vLLM-Omni benchmark's key names with
 // the benchmark's definitions (see the comment at the top of this file).

@@ -38,9 +38,10 @@ func (g ErrorGroup) String() string {
 }
 
 // errorSet groups the failed measured records by (class, status, message),
-// most frequent first (ties: the earliest first request). It returns at most
-// MaxErrorGroups groups and the number of failures left out.
-func errorSet(recs []results.Record) (groups []ErrorGroup, omitted int) {
+// most frequent first (ties: the earliest first request); ramp-phase records
+// count only with includeRamp, as in the rest of the summary. It returns at
+// most MaxErrorGroups groups and the number of failures left out.
+func errorSet(recs []results.Record, includeRamp bool) (groups []ErrorGroup, omitted int) {
 	type key struct {
 		class   string
 		status  int
@@ -49,7 +50,7 @@ func errorSet(recs []results.Record) (groups []ErrorGroup, omitted int) {
 	index := map[key]int{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Warmup || r.OK() {
+		if r.Warmup || r.OK() || (r.Phase == "ramp" && !includeRamp) {
 			continue
 		}
 		k := key{r.ErrorClass, r.Status, trimMessage(r.Error)}

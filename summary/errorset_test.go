@@ -88,3 +88,17 @@ func TestSetDropped(t *testing.T) {
 	}
 	approx(t, "drop rate", s.Requests.DropRate, 0.25)
 }
+
+// Ramp-phase failures are left out of the error set like the rest of the
+// ramp, unless the ramp is included.
+func TestErrorSetLeavesOutTheRamp(t *testing.T) {
+	ramp := failed(0, results.ErrConnect, 0, "refused")
+	ramp.Phase = "ramp"
+	recs := []results.Record{ramp, failed(1, results.ErrTimeout, 0, "deadline")}
+	if s := Compute(recs, Options{}); len(s.Errors) != 1 || s.Errors[0].Class != results.ErrTimeout {
+		t.Errorf("without the ramp: %+v", s.Errors)
+	}
+	if s := Compute(recs, Options{IncludeRamp: true}); len(s.Errors) != 2 {
+		t.Errorf("with the ramp: %+v", s.Errors)
+	}
+}

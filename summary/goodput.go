@@ -77,14 +77,14 @@ func (g Goodput) String() string {
 	return fmt.Sprintf("%s<=%gms", g.Metric, g.Limit*1000)
 }
 
-func computeGoodput(recs []results.Record, slos []Goodput, durationS float64) *GoodputResult {
+func computeGoodput(recs []results.Record, slos []Goodput, includeRamp bool, durationS float64) *GoodputResult {
 	res := &GoodputResult{}
 	for _, g := range slos {
 		res.SLOs = append(res.SLOs, g.String())
 	}
 	for i := range recs {
 		r := &recs[i]
-		if r.Warmup {
+		if r.Warmup || (r.Phase == "ramp" && !includeRamp) {
 			continue
 		}
 		res.Of++

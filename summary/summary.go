@@ -24,26 +24,38 @@ type Options struct {
 	Percentiles []float64 // default DefaultPercentiles()
 	Thresholds  []float64 // continuity thresholds in seconds; default [0.1]
 	Goodput     []Goodput // per-request SLOs for goodput; none = no goodput figure
+	// IncludeRamp keeps the requests of a load ramp (Record.Phase "ramp")
+	// in the figures; by default they are counted apart, like warm-up.
+	IncludeRamp bool
 }
 
 // Metric names, in report order. Times are reported in milliseconds (TTFP,
 // TTFT, e2e, lag, text gaps, stamp delay) or seconds (audio duration,
 // underrun), matching the vLLM-Omni benchmark's units.
 const (
-	MetricTTFP         = "ttfp_ms"
-	MetricTTFT         = "ttft_ms"
-	MetricE2E          = "e2e_ms"
-	MetricTextGap      = "itl_ms"
-	MetricRTFLastChunk = "rtf_last_chunk"
-	MetricRTFE2E       = "rtf_e2e"
-	MetricRTFServer    = "rtf_server"
-	MetricAudioRTF     = "audio_rtf" // the benchmark's definition: last chunk for chat, e2e for speech
-	MetricDuration     = "audio_duration_s"
-	MetricUnderrun     = "audio_underrun_s"
-	MetricStalls       = "stall_resume_stalls"
-	MetricStallTime    = "stall_resume_total_s"
-	MetricLag          = "schedule_lag_ms"
-	MetricStampDelay   = "stamp_delay_ms"
+	MetricTTFP = "ttfp_ms"
+	// MetricTTFPFirstEvent is the vLLM-Omni benchmark's TTFP: for chat the
+	// first audio event even when its content is empty, for speech the same
+	// as MetricTTFP.
+	MetricTTFPFirstEvent = "ttfp_first_event_ms"
+	MetricTTFAAudible    = "ttfa_audible_ms"    // first audible sample's chunk (package onset)
+	MetricLeadingSilence = "leading_silence_ms" // audio before the first audible sample
+	MetricTTFT           = "ttft_ms"
+	MetricE2E            = "e2e_ms"
+	MetricTextGap        = "itl_ms"
+	MetricRTFLastChunk   = "rtf_last_chunk"
+	MetricRTFE2E         = "rtf_e2e"
+	MetricRTFServer      = "rtf_server"
+	MetricAudioRTF       = "audio_rtf" // the benchmark's definition: last chunk for chat, e2e for speech
+	MetricDuration       = "audio_duration_s"
+	MetricUnderrun       = "audio_underrun_s"
+	MetricStalls         = "stall_resume_stalls"
+	MetricStallTime      = "stall_resume_total_s"
+	MetricLag            = "schedule_lag_ms"
+	MetricStampDelay     = "stamp_delay_ms"
+	// MetricQueue is the client queue time: the wait for a connection of
+	// the client's transport (results.Record.QueueS).
+	MetricQueue = "client_queue_ms"
 )
 
 // OriginMixed is Summary.LatencyOrigin when the measured records do not share
@@ -83,6 +95,7 @@ type Requests struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Warmup    int `json:"warmup"`
+	Ramp      int `json:"ramp,omitempty"` // ramp-phase requests left out (see Options.IncludeRamp)
 	// ErrorRate is Failed / Total (0 when nothing was sent).
 	ErrorRate float64 `json:"error_rate"`
 	// Dropped counts open-loop arrivals refused by --max-inflight (never
@@ -159,7 +172,8 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	}
 	var (
 		ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
-		dur, underrun, stalls, stallTime, lag, stamp                []float64
+		dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
+		ttfpEvent, ttfa, silence                                    []float64
 		firstSend, lastEnd                                          = math.Inf(1), math.Inf(-1)
 		okCount                                                     = make([]int, len(opts.Thresholds))
 		ofCount                                                     int
@@ -175,6 +189,10 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			s.Requests.Warmup++
 			continue
 		}
+		if r.Phase == "ramp" && !opts.IncludeRamp {
+			s.Requests.Ramp++
+			continue
+		}
 		s.Requests.Total++
 		switch s.LatencyOrigin {
 		case "":
@@ -186,6 +204,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		firstSend = math.Min(firstSend, r.SentS)
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
 		lag = append(lag, r.LagS*1000)
+		queue = append(queue, r.QueueS*1000)
 		for _, d := range r.StampDelaysS {
 			stamp = append(stamp, d*1000)
 		}
@@ -216,6 +235,17 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			s.Requests.ChatWithAudio++
 		}
 		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
+		first := r.TTFPS
+		if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
+			first = min(first, r.FirstAudioEventS)
+		}
+		ttfpEvent = append(ttfpEvent, r.Latency(first)*1000)
+		if r.TTFAAudibleS > 0 {
+			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
+		}
+		if r.LeadingSilenceS != nil {
+			silence = append(silence, *r.LeadingSilenceS*1000)
+		}
 		dur = append(dur, r.AudioDurationS)
 		s.Audio.TotalDurationS += r.AudioDurationS
 		s.Audio.TotalFrames += r.AudioFrames
@@ -265,7 +295,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	if s.Requests.Total > 0 {
 		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
 	}
-	s.Errors, s.ErrorsOmitted = errorSet(recs)
+	s.Errors, s.ErrorsOmitted = errorSet(recs, opts.IncludeRamp)
 	if s.ErrorsOmitted > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
 	}
@@ -288,6 +318,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, opts.Percentiles)})
 	}
 	add(MetricTTFP, "ms", ttfp)
+	add(MetricTTFPFirstEvent, "ms", ttfpEvent)
+	add(MetricTTFAAudible, "ms", ttfa)
+	add(MetricLeadingSilence, "ms", silence)
 	add(MetricTTFT, "ms", ttft)
 	add(MetricE2E, "ms", e2e)
 	add(MetricTextGap, "ms", gaps)
@@ -301,8 +334,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricStallTime, "s", stallTime)
 	add(MetricLag, "ms", lag)
 	add(MetricStampDelay, "ms", stamp)
+	add(MetricQueue, "ms", queue)
 	if len(opts.Goodput) > 0 {
-		s.Goodput = computeGoodput(recs, opts.Goodput, s.DurationS)
+		s.Goodput = computeGoodput(recs, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
 	s.bench = benchSamplesOf(recs, opts.Percentiles)
 	for k := range s.Requests.ByStatus {

@@ -68,6 +68,10 @@ const (
 	EndMaxLevel   End = "max-level"   // the highest level allowed passed: capacity is at least that
 	EndMaxRuns    End = "max-runs"    // the run budget ran out before the resolution was reached
 	EndStartFails End = "start-fails" // the start level already missed an SLO
+	// EndClientSaturated: a level missed an SLO while the load generator
+	// was saturated, so the miss may be the client's; the search stops
+	// rather than report the client's knee as the server's capacity.
+	EndClientSaturated End = "client-saturated"
 )
 
 // Search is the outcome of a capacity search.
@@ -190,6 +194,10 @@ func Capacity(ctx context.Context, opts SearchOptions, run RunFunc) (*Search, er
 		}
 		if !pass {
 			s.Fail = lv
+			if s.clientFail() {
+				s.End = EndClientSaturated
+				return s, nil
+			}
 			if !s.Found {
 				s.End = EndStartFails
 				return s, nil
@@ -222,10 +230,21 @@ func Capacity(ctx context.Context, opts SearchOptions, run RunFunc) (*Search, er
 			s.Capacity = mid
 		} else {
 			s.Fail = mid
+			if s.clientFail() {
+				s.End = EndClientSaturated
+				return s, nil
+			}
 		}
 	}
 	s.End = EndResolved
 	return s, nil
+}
+
+// clientFail reports whether the failing level was measured by a saturated
+// load generator.
+func (s *Search) clientFail() bool {
+	st, ok := s.step(s.Fail)
+	return ok && st.Point.ClientSaturated != ""
 }
 
 // step returns the last run at level lv, if any.
@@ -279,6 +298,13 @@ func (s *Search) Answer() string {
 	case EndMaxLevel:
 		return fmt.Sprintf("capacity: at least %s: every SLO held at the highest level searched; raise the maximum to search further; %s",
 			s.Axis.Quantity(s.Capacity), runs)
+	case EndClientSaturated:
+		lower := "unknown"
+		if s.Found {
+			lower = "at least " + s.Axis.Quantity(s.Capacity)
+		}
+		return fmt.Sprintf("capacity: %s; not searched further: at %s the load generator was saturated, so that SLO miss (%s) may be the client's, not the server's; shard the load over processes or machines; %s",
+			lower, s.Axis.Format(s.Fail), s.failText(), runs)
 	case EndMaxRuns:
 		if math.IsNaN(s.Fail) {
 			if !s.Found {

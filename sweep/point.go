@@ -16,6 +16,10 @@ type Measurement struct {
 	// Records are the run's records; SLOs on figures the summary lacks (an
 	// unreported percentile or continuity threshold) are computed from them.
 	Records []results.Record
+	// ClientSaturated is the run's load-generator warning when the client
+	// itself was the bottleneck (selfmon.Report.Warning), "" otherwise:
+	// such a level's latencies include client delay.
+	ClientSaturated string
 }
 
 // RunFunc performs one run at level (a concurrency or a rate, by the axis
@@ -149,11 +153,14 @@ type Point struct {
 	// Partial marks a run that ended in an error (an interrupt) after
 	// measuring something: its figures are shown but decide nothing.
 	Partial bool
+	// ClientSaturated is Measurement.ClientSaturated: the level was
+	// measured by a saturated load generator.
+	ClientSaturated string
 }
 
 // Measure evaluates a run at level against slos.
 func Measure(level float64, m Measurement, slos []slo.SLO) Point {
-	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Records), Summary: m.Summary}
+	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Records), Summary: m.Summary, ClientSaturated: m.ClientSaturated}
 	if len(slos) > 0 {
 		p.SLOs = slo.Evaluate(slos, m.Summary, m.Records)
 	}

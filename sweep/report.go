@@ -42,14 +42,17 @@ type Document struct {
 // LevelDoc is one run: its level, the sweep figures, the SLO verdicts and
 // the full run summary (the schema of `omnibench run --summary`).
 type LevelDoc struct {
-	Run     int              `json:"run,omitempty"`   // capacity: 1-based run number
-	Phase   Phase            `json:"phase,omitempty"` // capacity: bracket or bisect
-	Level   float64          `json:"level"`
-	Partial bool             `json:"partial,omitempty"` // interrupted: decides nothing
-	Figures Figures          `json:"figures"`
-	SLOPass bool             `json:"slo_pass"`
-	SLOs    []slo.Result     `json:"slos"`
-	Summary *summary.Summary `json:"summary"`
+	Run     int     `json:"run,omitempty"`   // capacity: 1-based run number
+	Phase   Phase   `json:"phase,omitempty"` // capacity: bracket or bisect
+	Level   float64 `json:"level"`
+	Partial bool    `json:"partial,omitempty"` // interrupted: decides nothing
+	// ClientSaturated is the load generator's warning when it was the
+	// bottleneck at this level (its latencies include client delay).
+	ClientSaturated string           `json:"client_saturated,omitempty"`
+	Figures         Figures          `json:"figures"`
+	SLOPass         bool             `json:"slo_pass"`
+	SLOs            []slo.Result     `json:"slos"`
+	Summary         *summary.Summary `json:"summary"`
 }
 
 // CapacityDoc is the answer of a capacity search. Capacity is null when no
@@ -99,7 +102,7 @@ func sloExprs(slos []slo.SLO) []string {
 }
 
 func levelDoc(p Point) LevelDoc {
-	return LevelDoc{Level: p.Level, Partial: p.Partial, Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary}
+	return LevelDoc{Level: p.Level, Partial: p.Partial, ClientSaturated: p.ClientSaturated, Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary}
 }
 
 func nonNil(rs []slo.Result) []slo.Result {
@@ -186,6 +189,9 @@ func verdict(t *report.Table, a Axis, p Point) string {
 // cell is the level's cell; an interrupted level carries a footnote.
 func (a Axis) cell(t *report.Table, p Point) string {
 	s := a.Format(p.Level)
+	if p.ClientSaturated != "" {
+		s += "*" // footnote: clientNotes
+	}
 	if p.Partial {
 		s += " " + t.Footnote("interrupted: this level's figures cover only the requests that finished, and decide nothing")
 	}
@@ -212,6 +218,7 @@ func (r *Result) Tables() []report.Table {
 	if n := r.StopNote(); n != "" {
 		t.Notes = append(t.Notes, n)
 	}
+	t.Notes = append(t.Notes, clientNotes(r.Axis, r.Points)...)
 	return []report.Table{t}
 }
 
@@ -240,6 +247,11 @@ func (s *Search) Tables() []report.Table {
 	t.Notes = append(t.Notes, "SLOs: "+strings.Join(sloExprs(s.SLOs), "; "))
 	t.Notes = append(t.Notes, s.Answer())
 	t.Notes = append(t.Notes, s.Margins()...)
+	points := make([]Point, len(s.Steps))
+	for i, st := range s.Steps {
+		points[i] = st.Point
+	}
+	t.Notes = append(t.Notes, clientNotes(s.Axis, points)...)
 	return []report.Table{t}
 }
 
@@ -283,6 +295,18 @@ func SLOLines(slos []slo.SLO) []report.SLOLine {
 	out := make([]report.SLOLine, 0, len(slos))
 	for _, s := range slos {
 		out = append(out, report.SLOLine{Figure: s.Figure, Value: s.Value, Label: "SLO " + strings.TrimSpace(s.Expr)})
+	}
+	return out
+}
+
+// clientNotes are the footnotes of the levels marked "*": measured by a
+// saturated load generator.
+func clientNotes(a Axis, points []Point) []string {
+	var out []string
+	for _, p := range points {
+		if p.ClientSaturated != "" {
+			out = append(out, fmt.Sprintf("* %s %s: %s", a, a.Format(p.Level), p.ClientSaturated))
+		}
 	}
 	return out
 }

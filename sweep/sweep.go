@@ -133,6 +133,9 @@ func Sweep(ctx context.Context, opts Options, run RunFunc) (*Result, error) {
 			prev = &res.Points[len(res.Points)-2]
 		}
 		if reason, sat := opts.Saturation.Check(prev, p); sat && i < len(levels)-1 {
+			if p.ClientSaturated != "" {
+				reason += "; but the load generator was saturated at this level, so this may be the client's limit, not the server's"
+			}
 			res.Stop = &Stop{Level: lv, Reason: reason, Skipped: slices.Clone(levels[i+1:])}
 			return res, nil
 		}

@@ -125,6 +125,7 @@ type realtimeTurn struct {
 	rid    string
 
 	format    wav.Format
+	onset     client.Onset // audible onset of the current turn's record
 	fmtKnown  bool
 	lastTextS float64
 	sink      io.Writer
@@ -422,7 +423,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		return fatal(results.ErrMalformed, "event %d: audio format changed from %d Hz/%d ch/%d bit to %d Hz/%d ch/%d bit", rt.events,
 			rt.format.SampleRate, rt.format.Channels, rt.format.BitsPerSample, f.SampleRate, f.Channels, f.BitsPerSample)
 	}
-	addChunk(rt.rec, rt.sink, off, pcm)
+	rt.c.addChunk(&rt.onset, rt.format, rt.rec, rt.sink, off, pcm)
 	return nil
 }
 
@@ -446,6 +447,9 @@ func (rt *realtimeTurn) finish() {
 		rec.E2ES = time.Since(rt.t0).Seconds()
 	}
 	if rt.fmtKnown {
+		if rec.AudioBytes > 0 {
+			rt.onset.Finish(rec)
+		}
 		rt.c.fin.FinishAudio(rec, rt.format)
 	}
 	if rt.benchFirst.IsZero() {

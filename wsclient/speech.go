@@ -79,6 +79,7 @@ type speechTurn struct {
 	started  bool  // audio.start seen
 	wire     int64 // audio bytes received as audio.done counts them
 	format   wav.Format
+	onset    client.Onset // audible onset of the current utterance's record
 	fmtKnown bool
 	srvErr   *failure // the first error message or audio.done error
 	sink     io.Writer
@@ -337,7 +338,7 @@ func (st *speechTurn) message(m message) (done bool, f *failure) {
 			}
 		}
 		st.wire += int64(len(pcm))
-		addChunk(rec, st.sink, off, pcm)
+		st.c.addChunk(&st.onset, st.format, rec, st.sink, off, pcm)
 		if len(pcm) == 0 && len(msg.Timestamps) > 0 && string(msg.Timestamps) != "null" {
 			var ws []struct {
 				Word string `json:"word"`
@@ -385,7 +386,7 @@ func (st *speechTurn) binary(p []byte, off float64) *failure {
 		if len(p)%2 != 0 {
 			return fatal(results.ErrMalformed, "message %d: binary frame of %d bytes is not whole s16le samples", st.events, len(p))
 		}
-		addChunk(st.rec, st.sink, off, p)
+		st.c.addChunk(&st.onset, st.format, st.rec, st.sink, off, p)
 	case SpeechFile:
 		if st.rec.AudioBytes > 0 || st.fmtKnown {
 			return fatal(results.ErrMalformed, "message %d: a second binary frame in one utterance; the non-streaming mode sends exactly one file", st.events)
@@ -400,7 +401,7 @@ func (st *speechTurn) binary(p []byte, off float64) *failure {
 		if ff := st.setFormat(f); ff != nil {
 			return ff
 		}
-		addChunk(st.rec, st.sink, off, pcm)
+		st.c.addChunk(&st.onset, st.format, st.rec, st.sink, off, pcm)
 	default:
 		return fatal(results.ErrMalformed, "message %d: a binary frame in word-timestamps mode, where audio comes as audio.chunk", st.events)
 	}
@@ -453,6 +454,9 @@ func (st *speechTurn) finish() {
 		rec.E2ES = time.Since(st.t0).Seconds() // failed before session.done
 	}
 	if st.fmtKnown {
+		if rec.AudioBytes > 0 {
+			st.onset.Finish(rec)
+		}
 		st.c.fin.FinishAudio(rec, st.format)
 	}
 	if rec.HasAudio() {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/wav"
 )
 
 // Endpoint paths.
@@ -179,8 +180,14 @@ func (t Turn) audioOut(i int) io.Writer {
 // addChunk records one chunk and copies its PCM to the audio sink; a
 // failing sink must not fail the measurement, so its error is dropped here
 // and surfaces where the caller writes the file.
-func addChunk(rec *results.Record, out io.Writer, off float64, pcm []byte) {
+//
+// The chunk also goes to the record's audible-onset tracker o (s16 PCM in
+// format f), as on the HTTP kinds.
+func (c *Client) addChunk(o *client.Onset, f wav.Format, rec *results.Record, out io.Writer, off float64, pcm []byte) {
 	client.AddChunk(rec, off, len(pcm))
+	if len(pcm) > 0 && c != nil && c.fin != nil { // a bare turn (fuzz tests) has no client
+		c.fin.TrackOnset(o, rec, f, pcm)
+	}
 	if out != nil && len(pcm) > 0 {
 		_, _ = out.Write(pcm)
 	}

@@ -17,10 +17,12 @@ import (
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/sse"
@@ -42,7 +44,13 @@ type runOptions struct {
 
 	// load
 	concurrency int
-	rate        float64
+	rate        rateFlag
+	rampUp      time.Duration
+	stages      string
+	includeRamp bool
+	maxConns    int
+	delayLimit  time.Duration
+	cpuLimit    float64
 	arrival     string
 	burstiness  float64
 	requests    int
@@ -55,6 +63,7 @@ type runOptions struct {
 	// client
 	timeout, idleTimeout time.Duration
 	maxEventBytes        int
+	audibleDB            float64
 	thresholds           []string
 	mode                 string
 	prebuffer            time.Duration
@@ -137,7 +146,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav or pcm (overrides the scenario)")
+	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
 	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
 	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ...} per line) or a text file (one per line)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
@@ -146,7 +155,13 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
 
 	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
-	f.Float64Var(&o.rate, "rate", 0, "open loop: arrivals per second (0 = closed loop)")
+	f.Var(&o.rate, "rate", "open loop: arrivals per second (0 = closed loop), or START:END for a linear rate ramp over --ramp-up (e.g. 1:20)")
+	f.DurationVar(&o.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time; open loop: ramp the rate from START to END (--rate START:END) over it")
+	f.StringVar(&o.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
+	f.BoolVar(&o.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
+	f.IntVar(&o.maxConns, "max-conns", 0, "cap on client connections (0 = follow the load: concurrency, --max-inflight or the peak stage); requests over it wait, reported as client_queue_ms")
+	f.DurationVar(&o.delayLimit, "client-delay-threshold", selfmon.DefaultDelay, "the load generator counts as saturated when its scheduling latency or send-stamp delay p99 exceeds this")
+	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated when its CPU exceeds this share of its usable cores")
 	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
 	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests; 0 = no count bound (default from the scenario, else 20; none with -d alone)")
@@ -159,6 +174,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
 	f.IntVar(&o.maxEventBytes, "max-event-bytes", sse.DefaultMaxEventBytes, "cap on one SSE line and one event's data, bytes; a larger one fails the request as malformed")
+	f.Float64Var(&o.audibleDB, "audible-threshold", onset.DefaultThresholdDBFS,
+		"audio counts as audible (ttfa_audible) when its 10 ms RMS level is above this, dBFS")
 	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
 	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
 	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
@@ -255,12 +272,17 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"warmup", o.warmup < 0, "0 or more"},
 		{"duration", o.duration < 0, "0 or more"},
 		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
+		{"max-conns", o.maxConns < 0, "0 or more (0 = follow the load)"},
+		{"ramp-up", o.rampUp < 0, "0 or more"},
+		{"client-delay-threshold", o.delayLimit <= 0, "greater than 0"},
+		{"client-cpu-threshold", !(o.cpuLimit > 0 && o.cpuLimit <= 1), "a share in (0, 1]"},
 		{"timeout", o.timeout < 0, "0 or more"},
 		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
 		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
 		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
 		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
+		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
 	} {
 		// sweep and capacity bind their own --concurrency (a level list);
 		// only a flag bound to these options is checked here.
@@ -271,7 +293,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 
 	lc := load.Config{
 		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
-		Rate:        o.rate,
+		Rate:        o.rate.rate,
+		RateStart:   o.rate.start,
+		RampUp:      o.rampUp,
 		Arrival:     o.arrival,
 		Burstiness:  o.burstiness,
 		Requests:    o.requests,
@@ -297,7 +321,25 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if lc.Duration == 0 && !f.Changed("duration") {
 		lc.Duration = sc.Load.Duration
 	}
-	if lc.Requests == 0 && !f.Changed("requests") && !f.Changed("duration") {
+	if o.stages != "" {
+		if lc.Stages, err = load.ParseStages(o.stages); err != nil {
+			return cfg, nil, fmt.Errorf("--stages: %w", err)
+		}
+		if f.Changed("concurrency") {
+			return cfg, nil, fmt.Errorf("--stages sets the workers over time: drop -c/--concurrency")
+		}
+		var total time.Duration
+		lc.Concurrency = 0
+		for _, st := range lc.Stages {
+			total += st.Duration
+			lc.Concurrency = max(lc.Concurrency, st.Target) // the header's concurrency: the peak
+		}
+		if lc.Duration == 0 {
+			lc.Duration = total // the stages bound the run (so -n is not defaulted)
+		}
+	}
+	// Stages run for their whole length, like -d alone.
+	if lc.Requests == 0 && o.stages == "" && !f.Changed("requests") && !f.Changed("duration") {
 		lc.Requests = sc.Load.Requests
 	}
 	if lc.Warmup < 0 {
@@ -381,15 +423,18 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Seed:      o.seed,
 		Load:      lc,
 		Client: client.Options{
-			APIKey:         apiKey,
-			Timeout:        o.timeout,
-			IdleTimeout:    o.idleTimeout,
-			MaxEventBytes:  o.maxEventBytes,
-			Thresholds:     thresholds,
-			ContinuityMode: mode,
-			Preroll:        continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
+			APIKey:               apiKey,
+			Timeout:              o.timeout,
+			IdleTimeout:          o.idleTimeout,
+			MaxEventBytes:        o.maxEventBytes,
+			AudibleThresholdDBFS: o.audibleDB,
+			Thresholds:           thresholds,
+			ContinuityMode:       mode,
+			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
+			MaxConns:             o.maxConns,
 		},
-		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput},
+		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
+		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
 		Scrape:     o.scrape,
 		MetricsURL: o.metricsURL,
 		Accept:     accept,
@@ -489,6 +534,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	outErr := errors.Join(outErrs...)
 	if outcome.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	if exp != nil && outcome.Health != nil {
+		exp.SetHealth(*outcome.Health)
 	}
 	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
 	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
@@ -591,3 +639,27 @@ func writeJSONFile(path string, v any) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// rateFlag is --rate: a rate, or START:END for a rate ramp (load.ParseRate).
+type rateFlag struct {
+	start, rate float64
+	text        string
+}
+
+func (r *rateFlag) String() string {
+	if r.text == "" {
+		return "0"
+	}
+	return r.text
+}
+
+func (r *rateFlag) Set(s string) error {
+	start, rate, err := load.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	r.start, r.rate, r.text = start, rate, s
+	return nil
+}
+
+func (r *rateFlag) Type() string { return "rate" }

@@ -73,12 +73,14 @@ func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario)
 		Thresholds:     cfg.Summary.Thresholds,
 		ContinuityMode: cfg.Client.ContinuityMode,
 		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
+		IncludeRamp:    cfg.Summary.IncludeRamp,
 		Shard:          shardLabel(cfg.Load.Shard),
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.OnStart, cfg.OnRecord, cfg.OnDrop = exp.OnStart, exp.OnRecord, exp.OnDrop
+	cfg.OnHealth = exp.OnHealth
 	return exp, grouping, nil
 }
 

@@ -79,6 +79,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.DurationVar(&t.AudioPerChar, "audio-per-char", t.AudioPerChar, "audio per character of the reply")
 	f.DurationVar(&t.MinAudio, "min-audio", t.MinAudio, "shortest audio of a response")
 	f.DurationVar(&t.MaxAudio, "max-audio", t.MaxAudio, "longest audio of a response")
+	f.DurationVar(&t.LeadingSilence, "leading-silence", 0, "digital silence at the start of every response's audio (moves ttfa_audible, not TTFP)")
 
 	f.Float64Var(&ft.HTTP500, "fault-500", 0, "probability of an HTTP 500 before the stream")
 	f.Float64Var(&ft.Disconnect, "fault-disconnect", 0, "probability of dropping the connection mid-stream")
@@ -86,6 +87,8 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.Float64Var(&ft.Stall, "fault-stall", 0, "probability of a long mid-stream stall (see --fault-stall-for)")
 	f.DurationVar(&ft.StallFor, "fault-stall-for", 0, "length of the stall fault (0 = 30s); ends early when the client leaves")
 	f.Float64Var(&ft.EmptyAudio, "fault-empty-audio", 0, "probability of a response with no audio")
+	f.Float64Var(&ft.EmptyAudioEvent, "fault-empty-audio-event", 0,
+		`probability of a chat stream whose first audio event is empty (content "", upstream #5237)`)
 	f.Float64Var(&ft.MalformedBase64, "fault-bad-base64", 0, "probability of one audio event with malformed base64")
 	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
 	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")

@@ -336,7 +336,11 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 		outcome.Header.Simulator = true
 	}
 	lr.headers = append(lr.headers, outcome.Header)
-	return sweep.Measurement{Summary: outcome.Summary, Records: outcome.Records}, err
+	m := sweep.Measurement{Summary: outcome.Summary, Records: outcome.Records}
+	if outcome.Health != nil {
+		m.ClientSaturated = outcome.Health.Warning()
+	}
+	return m, err
 }
 
 // write prints the report and writes the --summary, --junit and --html

@@ -1,0 +1,129 @@
+package client
+
+import (
+	"time"
+
+	"github.com/omnibench/omnibench/flacfile"
+	"github.com/omnibench/omnibench/onset"
+	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/wav"
+)
+
+// Onset finds the audible onset of one response as its PCM arrives and
+// fills the record's TTFAAudibleS and LeadingSilenceS. The HTTP kinds keep
+// one per stream; other transports (package wsclient) keep one per session
+// and feed it through Client.TrackOnset. The zero value is ready; its
+// detector is reused across records.
+type Onset struct {
+	det  *onset.Detector
+	rec  *results.Record
+	f    wav.Format
+	on   bool // the detector runs over rec's PCM
+	done bool // the onset was found, or cannot be (not s16, not decoded)
+}
+
+// TrackOnset feeds pcm, one chunk in format f that AddChunk has just
+// appended to rec, to o; a record other than the last one restarts o.
+func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []byte) {
+	if o.rec != rec {
+		o.start(rec, f, c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow)
+	}
+	o.chunk(pcm)
+}
+
+// start sets o up for rec's audio in format f. Only s16 PCM is analysed
+// (the format every kind delivers); for other sample widths TTFA stays
+// unmeasured.
+func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, window time.Duration) {
+	*o = Onset{det: o.det, rec: rec, f: f, done: true}
+	if f.BitsPerSample != 16 {
+		return
+	}
+	cfg := onset.Config{SampleRate: f.SampleRate, Channels: f.Channels, ThresholdDBFS: thresholdDBFS, Window: window}
+	if o.det == nil {
+		d, err := onset.New(cfg)
+		if err != nil {
+			// Options were validated in New; a format onset refuses
+			// (more than 64 channels) leaves TTFA unmeasured.
+			return
+		}
+		o.det = d
+	} else if o.det.Reset(cfg) != nil {
+		return
+	}
+	o.on, o.done = true, false
+}
+
+// stop ends the analysis of the current record without an onset: part of
+// its audio was measured from a header without being decoded.
+func (o *Onset) stop() { o.on, o.done = false, true }
+
+// chunk feeds one chunk's PCM (already on the record's timeline) to the
+// detector until the onset is found; then TTFA audible is the arrival of
+// the chunk that holds the onset frame, which may be an earlier chunk than
+// this one when the window spans chunks.
+func (o *Onset) chunk(pcm []byte) {
+	if !o.on || o.done || !o.det.Write(pcm) {
+		return
+	}
+	o.done = true
+	frame, _ := o.det.Onset()
+	rec := o.rec
+	at := frame * int64(o.f.BytesPerFrame())
+	var cum int64
+	for k, n := range rec.ChunkBytes {
+		cum += int64(n)
+		if cum > at {
+			rec.TTFAAudibleS = rec.ChunkArrivalsS[k]
+			break
+		}
+	}
+	silence := float64(frame) / float64(o.f.SampleRate)
+	rec.LeadingSilenceS = &silence
+}
+
+// Finish records, for a response whose audio never became audible, its
+// whole duration as leading silence (TTFAAudibleS stays 0). Call it before
+// FinishAudio, for a record with audio.
+func (o *Onset) Finish(rec *results.Record) {
+	if !o.on || o.rec != rec || rec.LeadingSilenceS != nil {
+		return
+	}
+	silence := float64(o.det.Frames()) / float64(o.f.SampleRate)
+	rec.LeadingSilenceS = &silence
+}
+
+// flacEvent measures one FLAC chat audio event. Its frames come from its
+// STREAMINFO header; when the file can be decoded quietly its PCM goes
+// through the usual chunk path (onset, --save-audio). Otherwise the chunk
+// counts its PCM-equivalent bytes (frames x 2 x channels) for the timeline
+// and continuity, and the response gets no audible onset: an onset taken
+// from audio that was never decoded would be a guess.
+func (s *stream) flacEvent(data []byte, field string, now time.Time) error {
+	info, first, err := flacfile.ParseHeader(data)
+	if err != nil {
+		return fail(results.ErrMalformed, "event %d: %s: bad FLAC: %w", s.events, field, err)
+	}
+	if info.Frames <= 0 || info.Frames > flacfile.MaxFrames {
+		return fail(results.ErrMalformed, "event %d: %s: FLAC STREAMINFO states %d samples per channel (want 1 to %d)", s.events, field, info.Frames, int64(flacfile.MaxFrames))
+	}
+	if flacfile.Decodable(data, first) {
+		_, f, p, err := flacfile.Decode(data, s.flacPCM[:0])
+		if err != nil {
+			return fail(results.ErrMalformed, "event %d: %s: bad FLAC: %w", s.events, field, err)
+		}
+		s.flacPCM = p
+		if err := s.setFormat(f); err != nil {
+			return err
+		}
+		s.addChunk(now, p)
+		return nil
+	}
+	f := wav.Format{SampleRate: info.Format.SampleRate, Channels: info.Format.Channels, BitsPerSample: 16}
+	if err := s.setFormat(f); err != nil {
+		return err
+	}
+	s.onset.stop()
+	s.addChunkBytes(now, int(info.Frames)*f.BytesPerFrame(), nil)
+	return nil
+}

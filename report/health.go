@@ -1,0 +1,53 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/omnibench/omnibench/selfmon"
+)
+
+// warningTitle is the title of the saturation warning table.
+const warningTitle = "WARNING"
+
+// saturationWarning is the warning table a run report starts with when the
+// load generator was saturated; nil otherwise.
+func saturationWarning(h *selfmon.Report) *Table {
+	if h == nil || !h.Saturated {
+		return nil
+	}
+	return &Table{Title: warningTitle, Header: []string{"warning"}, Rows: [][]string{{h.Warning()}}}
+}
+
+// healthTable shows the load generator's own health; nil when it was not
+// watched.
+func healthTable(h *selfmon.Report) *Table {
+	if h == nil {
+		return nil
+	}
+	t := Table{Title: "Load generator", Header: []string{"figure", "value"}}
+	verdict := "no"
+	if h.Saturated {
+		verdict = "yes: " + fmt.Sprint(len(h.Reasons)) + " threshold(s) passed"
+	}
+	t.Rows = [][]string{
+		{"saturated", verdict},
+		{"CPU (cores busy / usable)", fmt.Sprintf("%s / %d (%s %%, peak %s %%)", FormatFixed(h.CPUCores, 2), h.Cores, FormatFixed(100*h.CPUShare, 0), FormatFixed(100*h.PeakCPUShare, 0))},
+		{"scheduling latency p50 / p99 / max (ms)", FormatFixed(h.SchedLatencyP50MS, 3) + " / " + FormatFixed(h.SchedLatencyP99MS, 3) + " / " + FormatFixed(h.SchedLatencyMaxMS, 3)},
+		{"GC pauses (count, total ms, p99 ms)", strconv.FormatUint(h.GCPauses, 10) + ", " + FormatFixed(h.GCPauseTotalMS, 2) + ", " + FormatFixed(h.GCPauseP99MS, 3)},
+	}
+	if h.StampDelayP99MS != nil {
+		t.Rows = append(t.Rows, []string{"send-stamp delay p99 (ms)", FormatFixed(*h.StampDelayP99MS, 3)})
+	}
+	t.Rows = append(t.Rows,
+		[]string{"peak open streams / goroutines (sampled)", strconv.Itoa(h.PeakStreams) + " / " + strconv.Itoa(h.PeakGoroutines)},
+		[]string{"memory per open stream (KB)", FormatFixed(h.MemoryPerStreamBytes/1024, 1)},
+		[]string{"Go runtime memory base / peak (MB)", FormatFixed(float64(h.BaseMemoryBytes)/(1<<20), 1) + " / " + FormatFixed(float64(h.PeakMemoryBytes)/(1<<20), 1)},
+	)
+	t.Notes = append(t.Notes,
+		"CPU: the whole process (with the embedded simulator in it); usable = min(GOMAXPROCS, affinity).",
+		fmt.Sprintf("saturated: CPU > %s %% of the usable cores, or scheduling or send-stamp delay p99 > %s ms.",
+			FormatFixed(100*h.ThresholdCPUShare, 0), FormatFixed(h.ThresholdDelayMS, 1)),
+		"memory per stream: peak heap and stacks over the start, per stream; upper bound (garbage counts).")
+	return &t
+}
