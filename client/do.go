@@ -40,6 +40,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	rec.Kind = req.Kind
 	rec.Endpoint = req.path()
 	rec.Model = req.Model
+	rec.InputAudioS, rec.InputAudioBytes = req.inputAudio()
 
 	rate := req.PCMSampleRate
 	if rate <= 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/results"
 )
 
@@ -36,6 +37,18 @@ type Request struct {
 	// stream does not state; default 24000 (Qwen3-Omni, Qwen3-TTS). Raw PCM
 	// is taken as s16le mono.
 	PCMSampleRate int
+	// InputAudio, when set, is the user's spoken question (chat): a content
+	// part beside the text part (none when Prompt is empty), as
+	// AudioInputStyle says.
+	InputAudio *audiofile.Clip
+	// AudioInputStyle is "input_audio" (default: the OpenAI input_audio
+	// part) or "audio_url" (an audio_url part with a data: URL).
+	AudioInputStyle string
+	// RefAudio, when set, is the voice to clone (speech): sent as a data:
+	// URL in "ref_audio", with RefText as "ref_text" and task_type "Base"
+	// unless ExtraBody sets a task_type.
+	RefAudio *audiofile.Clip
+	RefText  string
 	// AudioOut, when set, receives the PCM of every audio chunk in arrival
 	// order (headers stripped), for saving what a listener would hear.
 	AudioOut io.Writer
@@ -105,7 +118,11 @@ func (r Request) build() ([]byte, string, error) {
 	}
 	switch r.Kind {
 	case results.KindChat:
-		body["messages"] = []map[string]string{{"role": "user", "content": r.Prompt}}
+		content, err := r.userContent()
+		if err != nil {
+			return nil, "", err
+		}
+		body["messages"] = []map[string]any{{"role": "user", "content": content}}
 		body["stream"] = true
 		body["stream_options"] = map[string]any{"include_usage": true}
 		body["audio"] = map[string]any{"format": format}
@@ -123,6 +140,16 @@ func (r Request) build() ([]byte, string, error) {
 		body["stream_format"] = "sse"
 	default:
 		return nil, "", fmt.Errorf("unknown request kind %q (want %s, %s or %s)", r.Kind, results.KindChat, results.KindSpeech, results.KindSpeechSSE)
+	}
+	if r.RefAudio != nil {
+		if r.Kind == results.KindChat {
+			return nil, "", fmt.Errorf("ref_audio (voice cloning) applies to speech, not chat")
+		}
+		body["ref_audio"] = r.RefAudio.DataURL()
+		if r.RefText != "" {
+			body["ref_text"] = r.RefText
+		}
+		body["task_type"] = "Base"
 	}
 	for k, v := range r.ExtraBody {
 		body[k] = v
@@ -151,4 +178,45 @@ func (r Request) build() ([]byte, string, error) {
 		return nil, "", fmt.Errorf("encoding the request body: %w", err)
 	}
 	return b, format, nil
+}
+
+// Chat audio input styles (Request.AudioInputStyle).
+const (
+	audioStyleInputAudio = "input_audio"
+	audioStyleURL        = "audio_url"
+)
+
+// userContent is the user message's content: the prompt string, or with
+// InputAudio an array of a text part (when there is text) and an audio part
+// carrying the file byte for byte.
+func (r Request) userContent() (any, error) {
+	if r.InputAudio == nil {
+		return r.Prompt, nil
+	}
+	var parts []map[string]any
+	if r.Prompt != "" {
+		parts = append(parts, map[string]any{"type": "text", "text": r.Prompt})
+	}
+	a := r.InputAudio
+	switch r.AudioInputStyle {
+	case "", audioStyleInputAudio:
+		parts = append(parts, map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": a.Base64, "format": a.Format}})
+	case audioStyleURL:
+		parts = append(parts, map[string]any{"type": "audio_url", "audio_url": map[string]any{"url": a.DataURL()}})
+	default:
+		return nil, fmt.Errorf("audio input style %q: want %s or %s", r.AudioInputStyle, audioStyleInputAudio, audioStyleURL)
+	}
+	return parts, nil
+}
+
+// inputAudio is the audio the request sends: seconds and file bytes of its
+// question and reference clips.
+func (r Request) inputAudio() (seconds float64, bytes int64) {
+	for _, c := range []*audiofile.Clip{r.InputAudio, r.RefAudio} {
+		if c != nil {
+			seconds += c.DurationS
+			bytes += int64(c.Bytes)
+		}
+	}
+	return seconds, bytes
 }

@@ -246,6 +246,10 @@ func loadTable(r RunReport) Table {
 	add("audio throughput (audio s/s)", FormatFixed(s.Audio.Throughput, 3))
 	add("total audio (s)", FormatFixed(s.Audio.TotalDurationS, 3))
 	add("total audio frames", strconv.FormatInt(s.Audio.TotalFrames, 10))
+	if a := s.Audio; a.InputBytes > 0 {
+		add("total input audio (s)", FormatFixed(a.InputDurationS, 3))
+		add("total input audio (bytes)", strconv.FormatInt(a.InputBytes, 10))
+	}
 	if g := s.Goodput; g != nil {
 		add("goodput (req/s) "+rate.Footnote(fmt.Sprintf("goodput: %d of %d requests met every per-request SLO (%s)", g.Good, g.Of, strings.Join(g.SLOs, ", "))),
 			FormatFixed(g.Rate, 3))
@@ -262,8 +266,8 @@ var (
 
 // rtfNotes explain the real-time factors; they print as footnotes.
 var rtfNotes = map[string]string{
-	summary.MetricRTFLastChunk: "rtf_last_chunk = (last audio chunk - send) / audio duration",
-	summary.MetricRTFE2E:       "rtf_e2e = end-to-end / audio duration",
+	summary.MetricRTFLastChunk: "rtf_last_chunk = (last audio chunk - send) / output audio duration",
+	summary.MetricRTFE2E:       "rtf_e2e = end-to-end / output audio duration",
 	summary.MetricRTFServer:    "rtf_server = generation time / audio duration, as the server reported it",
 	summary.MetricAudioRTF:     "audio_rtf = the vLLM-Omni benchmark's RTF: last chunk for chat, end-to-end for speech",
 }

@@ -111,6 +111,12 @@ type Record struct {
 	AudioFrames    int64   `json:"audio_frames,omitempty"`
 	AudioDurationS float64 `json:"audio_duration_s,omitempty"`
 
+	// Audio sent: the spoken question (chat) and the voice-cloning
+	// reference (speech), in seconds and file bytes (before base64). The
+	// RTFs and AudioDurationS are about the audio received, never this.
+	InputAudioS     float64 `json:"input_audio_s,omitempty"`
+	InputAudioBytes int64   `json:"input_audio_bytes,omitempty"`
+
 	// The chunk timeline: arrival offset (from send) and PCM byte count of every
 	// non-empty audio chunk, in arrival order.
 	ChunkArrivalsS []float64 `json:"chunk_arrivals_s,omitempty"`

@@ -491,6 +491,11 @@ func clientRequest(s scenarios.RequestSpec) client.Request {
 		ExtraBody:     s.ExtraBody,
 		Headers:       s.Headers,
 		PCMSampleRate: s.PCMSampleRate,
+
+		InputAudio:      s.InputAudio,
+		AudioInputStyle: s.AudioInputStyle,
+		RefAudio:        s.RefAudio,
+		RefText:         s.RefText,
 	}
 }
 

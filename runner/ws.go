@@ -61,6 +61,8 @@ func wsSession(w *scenarios.Workload, seed int64, o WSOptions, a load.Arrival) w
 		TextRate:      o.TextRate,
 		Extra:         spec.ExtraBody,
 		Headers:       spec.Headers,
+		RefAudio:      spec.RefAudio, // session.config takes one: the first utterance's
+		RefText:       spec.RefText,
 	}
 }
 

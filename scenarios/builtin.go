@@ -10,9 +10,10 @@ import (
 )
 
 // builtinFS holds the built-in scenarios (builtin/<name>.yaml) and prompt
-// sets (prompts/<set>.txt). It is read-only.
+// sets (prompts/<set>.txt; the spoken questions of builtin:voice in
+// prompts/voice). It is read-only.
 //
-//go:embed builtin/*.yaml prompts/*.txt
+//go:embed builtin/*.yaml prompts/*.txt prompts/voice/*.wav
 var builtinFS embed.FS
 
 // Names lists the built-in scenarios, sorted.

@@ -14,6 +14,7 @@
 //	audio_format: wav                # wav | pcm; default wav
 //	modalities: [text, audio]        # chat only; text and/or audio; empty = server default
 //	pcm_sample_rate: 24000           # Hz; required with audio_format pcm (PCM states no rate)
+//	audio_input_style: input_audio   # chat: how a prompt's audio goes: input_audio | audio_url
 //	prompts:
 //	  source: builtin:short          # builtin:<set> or a file path (see below)
 //	extra_body:                      # merged into every request body (JSON)
@@ -38,12 +39,25 @@
 // # Prompts
 //
 // Built-in prompt sets: short (one sentence), medium (two or three
-// sentences), long (a paragraph), mixed (short + medium + long) and questions
-// (chat prompts). A prompt file is JSONL when its name ends in .jsonl or
-// .ndjson (one {"prompt": "..."} object per line; other fields ignored) and
-// plain text otherwise (one prompt per line). Blank lines are skipped. A
-// relative path in a scenario file is resolved against that file's directory
-// when the file is loaded.
+// sentences), long (a paragraph), mixed (short + medium + long), questions
+// (chat prompts) and voice (five spoken questions, 16 kHz WAV, made by
+// prompts/voice/generate.sh). A prompt file is JSONL when its name ends in
+// .jsonl or .ndjson and plain text otherwise (one prompt per line). Blank
+// lines are skipped. A relative path in a scenario file is resolved against
+// that file's directory when the file is loaded.
+//
+// A JSONL line holds "prompt" (text), "audio" (a WAV, FLAC or MP3 file: a
+// spoken question, for chat), or both; and for speech voice cloning
+// "ref_audio" (the voice to clone) and "ref_text" (its transcript). Other
+// fields are ignored. Audio paths are relative to the prompt file. A
+// directory is a prompt set of its audio files (.wav, .flac, .mp3, in name
+// order; other files are ignored), one spoken prompt without text each.
+//
+// Audio is read, identified by its first bytes (not its name), measured
+// and base64-encoded once, when the prompts load; requests share the
+// encoded clips. A file is capped at MaxAudioFileBytes, a set at
+// MaxAudioTotalBytes. A missing, unreadable or undecodable file is an error
+// naming the prompt file and line (or the audio file).
 //
 // # Use
 //

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,13 @@ import (
 const builtinPrefix = "builtin:"
 
 // PromptSets lists the built-in prompt set names, for "builtin:<set>".
-func PromptSets() []string { return []string{"short", "medium", "long", "mixed", "questions"} }
+func PromptSets() []string {
+	return []string{"short", "medium", "long", "mixed", "questions", voiceSet}
+}
+
+// voiceSet is the built-in set of spoken questions: the WAV files of
+// prompts/voice (made by prompts/voice/generate.sh).
+const voiceSet = "voice"
 
 // mixedSets are the sets "mixed" concatenates.
 func mixedSets() []string { return []string{"short", "medium", "long"} }
@@ -40,19 +45,45 @@ func checkPromptSource(src string) error {
 	return nil
 }
 
-// Prompts loads the prompts of the scenario's source.
+// Prompts loads the prompts of the scenario's source and returns their
+// texts ("" for a prompt that is only audio).
 func (s *Scenario) Prompts() ([]string, error) {
 	return LoadPrompts(s.PromptSpec.Source)
 }
 
-// LoadPrompts loads a prompts source: "builtin:<set>" or a file path (JSONL
-// when it ends in .jsonl or .ndjson, else plain text).
+// PromptSet loads the prompts of the scenario's source with their audio.
+func (s *Scenario) PromptSet() ([]Prompt, error) {
+	return LoadPromptSet(s.PromptSpec.Source)
+}
+
+// LoadPrompts loads a prompts source (see LoadPromptSet) and returns the
+// texts of its prompts ("" for a prompt that is only audio).
 func LoadPrompts(src string) ([]string, error) {
+	set, err := LoadPromptSet(src)
+	if err != nil {
+		return nil, err
+	}
+	return texts(set), nil
+}
+
+// LoadPromptSet loads a prompts source: "builtin:<set>", a directory (its
+// audio files, one prompt each), or a file path (JSONL when it ends in
+// .jsonl or .ndjson, else plain text). Every audio file is read, checked and
+// base64-encoded here, once.
+func LoadPromptSet(src string) ([]Prompt, error) {
 	if err := checkPromptSource(src); err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
 	if isBuiltinSource(src) {
-		return builtinPrompts(strings.TrimPrefix(src, builtinPrefix))
+		set := strings.TrimPrefix(src, builtinPrefix)
+		if set == voiceSet {
+			return loadAudioDir(builtinFS, "prompts/voice", builtinPrefix+"prompts/voice")
+		}
+		ps, err := builtinPrompts(set)
+		return textSet(builtinPrefix+set, ps), err
+	}
+	if st, err := os.Stat(src); err == nil && st.IsDir() {
+		return loadAudioDir(os.DirFS(src), ".", src)
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -61,9 +92,10 @@ func LoadPrompts(src string) ([]string, error) {
 	defer f.Close()
 	switch strings.ToLower(filepath.Ext(src)) {
 	case ".jsonl", ".ndjson":
-		return ParseJSONL(src, f)
+		return parseJSONLSet(src, f)
 	default:
-		return ParseText(src, f)
+		ps, err := ParseText(src, f)
+		return textSet(src, ps), err
 	}
 }
 
@@ -107,36 +139,15 @@ func ParseText(file string, r io.Reader) ([]string, error) {
 	return prompts, nil
 }
 
-// ParseJSONL reads one JSON object per line with a non-empty string field
-// "prompt"; other fields are ignored and blank lines skipped.
+// ParseJSONL reads one JSON object per line and returns the prompt texts;
+// see parseJSONLSet for the fields. Audio files named by a line are read
+// relative to file's directory.
 func ParseJSONL(file string, r io.Reader) ([]string, error) {
-	var prompts []string
-	err := eachLine(file, r, func(line int, text string) error {
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		var rec struct {
-			Prompt *string `json:"prompt"`
-		}
-		if err := json.Unmarshal([]byte(text), &rec); err != nil {
-			return &PositionError{File: file, Line: line, Msg: fmt.Sprintf("want a JSON object with a \"prompt\" string: %v", err)}
-		}
-		switch {
-		case rec.Prompt == nil:
-			return &PositionError{File: file, Line: line, Field: "prompt", Msg: "missing"}
-		case strings.TrimSpace(*rec.Prompt) == "":
-			return &PositionError{File: file, Line: line, Field: "prompt", Msg: "empty"}
-		}
-		prompts = append(prompts, *rec.Prompt)
-		return nil
-	})
+	set, err := parseJSONLSet(file, r)
 	if err != nil {
 		return nil, err
 	}
-	if len(prompts) == 0 {
-		return nil, &PositionError{File: file, Msg: "no prompts (every line is blank)"}
-	}
-	return prompts, nil
+	return texts(set), nil
 }
 
 // eachLine calls fn for each line (1-based number, text without the line

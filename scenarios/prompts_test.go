@@ -9,7 +9,7 @@ import (
 )
 
 func TestPromptSets(t *testing.T) {
-	want := map[string]int{"short": 12, "medium": 10, "long": 8, "questions": 8, "mixed": 30}
+	want := map[string]int{"short": 12, "medium": 10, "long": 8, "questions": 8, "mixed": 30, voiceSet: 5}
 	seen := map[string]bool{}
 	for _, set := range PromptSets() {
 		ps, err := LoadPrompts("builtin:" + set)
@@ -19,7 +19,7 @@ func TestPromptSets(t *testing.T) {
 		if len(ps) != want[set] {
 			t.Errorf("set %s has %d prompts, want %d", set, len(ps), want[set])
 		}
-		if set == "mixed" {
+		if set == "mixed" || set == voiceSet { // voice: audio only, no text
 			continue
 		}
 		for _, p := range ps {

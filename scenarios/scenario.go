@@ -32,22 +32,24 @@ const (
 
 // Scenario is one workload. See the package documentation for the schema.
 type Scenario struct {
-	Name          string            `yaml:"name"`
-	Description   string            `yaml:"description,omitempty"`
-	Kind          string            `yaml:"kind"`
-	Endpoint      string            `yaml:"endpoint,omitempty"`
-	Model         string            `yaml:"model,omitempty"`
-	Voice         string            `yaml:"voice,omitempty"`
-	AudioFormat   string            `yaml:"audio_format,omitempty"`
-	Modalities    []string          `yaml:"modalities,omitempty"`
-	PCMSampleRate int               `yaml:"pcm_sample_rate,omitempty"`
-	PromptSpec    PromptSpec        `yaml:"prompts"`
-	ExtraBody     map[string]any    `yaml:"extra_body,omitempty"`
-	Headers       map[string]string `yaml:"headers,omitempty"`
-	Load          LoadDefaults      `yaml:"load,omitempty"`
-	Thresholds    []float64         `yaml:"thresholds,omitempty"`
-	SLOs          []string          `yaml:"slos,omitempty"`
-	Percentiles   []float64         `yaml:"percentiles,omitempty"`
+	Name          string   `yaml:"name"`
+	Description   string   `yaml:"description,omitempty"`
+	Kind          string   `yaml:"kind"`
+	Endpoint      string   `yaml:"endpoint,omitempty"`
+	Model         string   `yaml:"model,omitempty"`
+	Voice         string   `yaml:"voice,omitempty"`
+	AudioFormat   string   `yaml:"audio_format,omitempty"`
+	Modalities    []string `yaml:"modalities,omitempty"`
+	PCMSampleRate int      `yaml:"pcm_sample_rate,omitempty"`
+	// AudioInputStyle is how chat sends a prompt's audio (AudioStyle*).
+	AudioInputStyle string            `yaml:"audio_input_style,omitempty"`
+	PromptSpec      PromptSpec        `yaml:"prompts"`
+	ExtraBody       map[string]any    `yaml:"extra_body,omitempty"`
+	Headers         map[string]string `yaml:"headers,omitempty"`
+	Load            LoadDefaults      `yaml:"load,omitempty"`
+	Thresholds      []float64         `yaml:"thresholds,omitempty"`
+	SLOs            []string          `yaml:"slos,omitempty"`
+	Percentiles     []float64         `yaml:"percentiles,omitempty"`
 }
 
 // PromptSpec says where the prompts come from.
@@ -206,6 +208,9 @@ func (s *Scenario) Validate() error {
 		} else if slices.Index(s.Modalities, m) < i {
 			bad(fmt.Sprintf("modalities[%d]", i), "%q listed twice", m)
 		}
+	}
+	if err := checkAudioInputStyle(s.AudioInputStyle); err != nil {
+		bad("audio_input_style", "%v", err)
 	}
 	if err := checkPromptSource(s.PromptSpec.Source); err != nil {
 		bad("prompts.source", "%v", err)

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"maps"
+
+	"github.com/omnibench/omnibench/audiofile"
 	"math/bits"
 	"slices"
 )
@@ -19,6 +21,13 @@ type RequestSpec struct {
 	ExtraBody     map[string]any
 	Headers       map[string]string
 	PCMSampleRate int
+
+	// Input audio (see Prompt). The clips are shared read-only by every
+	// request that uses them: they are never modified.
+	InputAudio      *audiofile.Clip
+	RefAudio        *audiofile.Clip
+	RefText         string
+	AudioInputStyle string // AudioStyleInputAudio or AudioStyleURL
 }
 
 // Workload is a validated scenario with its prompts loaded, frozen: later
@@ -27,6 +36,7 @@ type RequestSpec struct {
 type Workload struct {
 	s       *Scenario
 	prompts []string
+	set     []Prompt
 }
 
 // Workload validates the scenario, loads its prompts and returns a frozen
@@ -35,11 +45,17 @@ func (s *Scenario) Workload() (*Workload, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	prompts, err := s.Prompts()
+	set, err := s.PromptSet()
 	if err != nil {
 		return nil, err
 	}
-	return &Workload{s: s.Clone(), prompts: prompts}, nil
+	if err := checkPromptsForKind(s.Kind, set); err != nil {
+		return nil, err
+	}
+	if err := s.checkCloning(set); err != nil {
+		return nil, err
+	}
+	return &Workload{s: s.Clone(), prompts: texts(set), set: set}, nil
 }
 
 // Scenario returns a copy of the scenario the workload was built from.
@@ -59,17 +75,23 @@ func (w *Workload) Prompt(seq int, seed int64) string {
 // Request builds the request of sequence number seq.
 func (w *Workload) Request(seq int, seed int64) RequestSpec {
 	s := w.s
+	p := w.set[pick(len(w.set), seq, seed)]
 	return RequestSpec{
 		Kind:          s.Kind,
 		Endpoint:      s.EndpointPath(),
 		Model:         s.Model,
 		Voice:         s.Voice,
-		Prompt:        w.Prompt(seq, seed),
+		Prompt:        p.Text,
 		AudioFormat:   s.AudioFormat,
 		Modalities:    slices.Clone(s.Modalities),
 		ExtraBody:     copyBody(s.ExtraBody),
 		Headers:       maps.Clone(s.Headers),
 		PCMSampleRate: s.PCMSampleRate,
+
+		InputAudio:      p.Audio,
+		RefAudio:        p.RefAudio,
+		RefText:         p.RefText,
+		AudioInputStyle: s.AudioInputStyle,
 	}
 }
 

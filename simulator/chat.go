@@ -29,6 +29,7 @@ type chatRequest struct {
 	text, audio  bool   // requested output modalities
 	format       string // "wav" or "pcm"
 	voice        string
+	inputAudioS  float64 // seconds of audio in the messages
 }
 
 // chatBody is the wire form of the fields the simulator reads.
@@ -54,8 +55,15 @@ type chatMessage struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type       string `json:"type"`
+	Text       string `json:"text"`
+	InputAudio *struct {
+		Data   string `json:"data"`
+		Format string `json:"format"`
+	} `json:"input_audio"`
+	AudioURL *struct {
+		URL string `json:"url"`
+	} `json:"audio_url"`
 }
 
 // parseChatRequest validates a chat completion body. Errors are 400s naming
@@ -84,10 +92,11 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		if m.Role == "" {
 			return nil, badRequest("messages", "messages[%d].role: field required", i)
 		}
-		text, e := messageText(i, m.Content)
+		text, audioS, e := messageText(i, m.Content)
 		if e != nil {
 			return nil, e
 		}
+		req.inputAudioS += audioS
 		if text != "" {
 			all = append(all, text)
 		}
@@ -174,37 +183,57 @@ func pyList(names []string) string {
 }
 
 // messageText extracts the text of a message's content: a string, an array
-// of content parts (text parts count, audio/image parts are ignored), or null.
-func messageText(i int, raw json.RawMessage) (string, *apiError) {
+// of content parts (text parts count, input_audio and audio_url parts are
+// decoded and their seconds summed, image parts are ignored), or null.
+func messageText(i int, raw json.RawMessage) (string, float64, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", 0, nil
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", badRequest("messages", "messages[%d].content: %v", i, err)
+			return "", 0, badRequest("messages", "messages[%d].content: %v", i, err)
 		}
-		return s, nil
+		return s, 0, nil
 	case '[':
 		var parts []json.RawMessage
 		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", badRequest("messages", "messages[%d].content: %v", i, err)
+			return "", 0, badRequest("messages", "messages[%d].content: %v", i, err)
 		}
 		var texts []string
+		audioS := 0.0
 		for k, pr := range parts {
 			var p contentPart
 			if err := json.Unmarshal(pr, &p); err != nil {
-				return "", badRequest("messages", "messages[%d].content[%d]: expected a content part object: %v", i, k, err)
+				return "", 0, badRequest("messages", "messages[%d].content[%d]: expected a content part object: %v", i, k, err)
 			}
-			if p.Type == "text" {
+			where := fmt.Sprintf("messages[%d].content[%d]", i, k)
+			var d float64
+			var e *apiError
+			switch p.Type {
+			case "text":
 				texts = append(texts, p.Text)
+			case "input_audio":
+				if p.InputAudio == nil {
+					return "", 0, badRequest("messages", "%s.input_audio: field required", where)
+				}
+				d, e = decodeInputAudio(where, p.InputAudio.Data, p.InputAudio.Format)
+			case "audio_url":
+				if p.AudioURL == nil {
+					return "", 0, badRequest("messages", "%s.audio_url: field required", where)
+				}
+				d, e = decodeAudioURL("messages", where+".audio_url.url", p.AudioURL.URL)
 			}
+			if e != nil {
+				return "", 0, e
+			}
+			audioS += d
 		}
-		return strings.Join(texts, " "), nil
+		return strings.Join(texts, " "), audioS, nil
 	default:
-		return "", badRequest("messages", "messages[%d].content: expected a string, an array of content parts or null", i)
+		return "", 0, badRequest("messages", "messages[%d].content: expected a string, an array of content parts or null", i)
 	}
 }
 
@@ -235,7 +264,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		audioText: req.reply,
 		voice:     req.voice,
 		speed:     1,
-		promptTok: promptTokens(utf8.RuneCountInString(req.prompt)),
+		promptTok: promptTokens(utf8.RuneCountInString(req.prompt)) + audioPromptTokens(req.inputAudioS),
+		audioInS:  req.inputAudioS,
 	})
 	defer j.release()
 	if j.plan.faults.http500 {

@@ -298,7 +298,7 @@ func TestChatContentParts(t *testing.T) {
 			map[string]any{"role": "system", "content": "You are a helpful assistant."},
 			map[string]any{"role": "user", "content": []any{
 				map[string]any{"type": "text", "text": "Say"},
-				map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "AAAA", "format": "wav"}},
+				map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": wavBase64(0.5), "format": "wav"}},
 				map[string]any{"type": "text", "text": "something"},
 			}},
 		},

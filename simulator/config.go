@@ -71,6 +71,7 @@ type Timing struct {
 	// audio (servers often begin so); the voice fills the rest. It moves the
 	// audible onset (ttfa_audible), not TTFP.
 	LeadingSilence time.Duration
+	AudioPrefill   time.Duration // prefill time per second of input audio (voice prompts, ref_audio)
 }
 
 // Faults are per-request fault probabilities in [0, 1].
@@ -106,6 +107,7 @@ func DefaultTiming() Timing {
 		AudioPerChar: 60 * time.Millisecond,
 		MinAudio:     500 * time.Millisecond,
 		MaxAudio:     30 * time.Second,
+		AudioPrefill: 20 * time.Millisecond,
 	}
 }
 
@@ -204,6 +206,7 @@ func (c Config) validate() error {
 		{"--ttft", t.TTFT}, {"--word-interval", t.WordInterval}, {"--ttfa", t.TTFA},
 		{"--chunk-audio", t.ChunkAudio}, {"--stall", t.Stall}, {"--audio-per-char", t.AudioPerChar},
 		{"--min-audio", t.MinAudio}, {"--max-audio", t.MaxAudio}, {"--fault-stall-for", c.Faults.StallFor},
+		{"--audio-prefill", t.AudioPrefill},
 	} {
 		if d.v < 0 {
 			bad("%s: %v is negative", d.flag, d.v)

@@ -25,16 +25,20 @@
 //	total frames     F = round(D * f)
 //	chunk i frames   c_i = max(1, round(T.ChunkAudio * f * (1 + J*j_i)))   (last chunk truncated to F)
 //	slowdown         s = max(1, active / Capacity)   (s = 1 when Capacity = 0)
-//	first audio      t_0 = T.TTFA * (1 + J*j_a) * s
+//	input prefill    P = seconds of input audio * T.AudioPrefill
+//	first audio      t_0 = (T.TTFA * (1 + J*j_a) + P) * s
 //	next audio       t_i = t_{i-1} + (c_i / f) * T.RTF * (1 + J*j'_i) * s + stall_i
-//	first text word  w_0 = T.TTFT * (1 + J*j_t) * s
+//	first text word  w_0 = (T.TTFT * (1 + J*j_t) + P) * s
 //	next text word   w_k = w_{k-1} + T.WordInterval * (1 + J*j_k) * s
 //
 // where stall_i is T.Stall with probability T.StallProb and s is read when
 // the wait for event i starts (active = requests being generated, this one
 // included). The RTF recorded by the server is the code2wav generation time
 // sum_i((c_i / f) * T.RTF * (1 + J*j'_i) * s + stall_i) divided by D: exactly
-// T.RTF with no jitter, no stalls and no overload.
+// T.RTF with no jitter, no stalls and no overload. Input audio is the chat
+// request's input_audio and audio_url parts and the speech request's
+// ref_audio, decoded (inputaudio.go); each second of it also adds 12.5
+// prompt tokens.
 //
 // # Capacity knee
 //

@@ -39,6 +39,7 @@ type jobSpec struct {
 	voice     string
 	speed     float64
 	promptTok int
+	audioInS  float64 // seconds of input audio, prefilled before the first token
 }
 
 // job is one admitted request: its plan, its clock and what it has done.
@@ -69,6 +70,7 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 		speed:      spec.speed,
 		audio:      spec.audioOn,
 		sampleRate: s.cfg.SampleRate,
+		audioInS:   spec.audioInS,
 	})
 	j := &job{
 		s:        s,

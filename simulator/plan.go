@@ -34,6 +34,8 @@ type plan struct {
 	chunkStall  []bool    // per chunk: a stall precedes it
 
 	totalFrames int64
+
+	prefill time.Duration // input-audio prefill: AudioPrefill per second of input audio
 }
 
 // planInput is what the plan depends on besides the generator.
@@ -43,6 +45,7 @@ type planInput struct {
 	speed      float64 // speech speed (1 for chat)
 	audio      bool    // the response carries audio
 	sampleRate int
+	audioInS   float64 // seconds of input audio
 }
 
 // occurrences counts requests per content hash, so that identical prompts get
@@ -119,6 +122,7 @@ func newPlan(r *rand.Rand, t Timing, f Faults, in planInput) *plan {
 		malformed:  hit(f.MalformedBase64),
 		oversized:  hit(f.Oversized),
 	}
+	p.prefill = time.Duration(in.audioInS * float64(t.AudioPrefill))
 	p.ttftMul = 1 + t.Jitter*signed(r)
 	p.ttfaMul = 1 + t.Jitter*signed(r)
 	if in.words > 1 {
@@ -168,14 +172,14 @@ func (p *plan) chunkGen(t Timing, sampleRate, i int, s float64) time.Duration {
 	return d
 }
 
-// firstAudio is t_0 = TTFA * (1 + J*j) * s.
+// firstAudio is t_0 = (TTFA * (1 + J*j) + P) * s, P the input-audio prefill.
 func (p *plan) firstAudio(t Timing, s float64) time.Duration {
-	return time.Duration(float64(t.TTFA) * p.ttfaMul * s)
+	return time.Duration((float64(t.TTFA)*p.ttfaMul + float64(p.prefill)) * s)
 }
 
-// firstText is w_0 = TTFT * (1 + J*j) * s.
+// firstText is w_0 = (TTFT * (1 + J*j) + P) * s, P the input-audio prefill.
 func (p *plan) firstText(t Timing, s float64) time.Duration {
-	return time.Duration(float64(t.TTFT) * p.ttftMul * s)
+	return time.Duration((float64(t.TTFT)*p.ttftMul + float64(p.prefill)) * s)
 }
 
 // wordGap is the gap before text word k >= 1: WordInterval * (1 + J*j_k) * s.

@@ -11,6 +11,8 @@ func FuzzParseChatRequest(f *testing.F) {
 		`{"messages":[]}`, `{"messages":null}`, `{}`, `[]`, `null`, ``, `{"messages":[1]}`,
 		`{"messages":[{"role":"user","content":{"x":1}}]}`, `{"modalities":["image"],"messages":[{"role":"u","content":null}]}`,
 		`{"messages":[{"role":"user","content":"x"}],"audio":{"format":"ogg"}}`,
+		`{"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YQAAAAA=","format":"wav"}}]}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"audio_url","audio_url":{"url":"data:audio/wav;base64,UklGRg=="}}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -40,6 +42,8 @@ func FuzzParseSpeechRequest(f *testing.F) {
 		`{"input":"hi","stream_format":"audio","speed":1}`, `{"input":"hi","speed":0.25,"response_format":"wav"}`,
 		`{"input":""}`, `{"input":5}`, `{}`, `{"input":"x","speed":"fast"}`, `{"input":"x","stream_format":"ws"}`,
 		`{"input":"x","stream":true,"speed":2}`, `{"input":"x","response_format":"aac"}`,
+		`{"input":"x","ref_audio":"data:audio/wav;base64,UklGRiQAAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YQAAAAA=","ref_text":"y"}`,
+		`{"input":"x","ref_audio":"https://example.com/a.wav"}`,
 	} {
 		f.Add([]byte(s))
 	}

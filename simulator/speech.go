@@ -27,11 +27,12 @@ type speechRequest struct {
 	format string // wav or pcm
 	speed  float64
 	mode   int
+	refS   float64 // seconds of the voice-cloning reference (ref_audio)
 }
 
 // speechBody is the wire form of the fields the simulator reads; the
-// model-specific extras (task_type, language, ref_audio, ref_text,
-// max_new_tokens, seed, ...) are accepted and ignored.
+// model-specific extras (task_type, language, ref_text, max_new_tokens,
+// seed, ...) are accepted and ignored; ref_audio is decoded.
 type speechBody struct {
 	Input          *string  `json:"input"`
 	Model          string   `json:"model"`
@@ -41,6 +42,7 @@ type speechBody struct {
 	Speed          *float64 `json:"speed"`
 	Stream         bool     `json:"stream"`
 	StreamFormat   *string  `json:"stream_format"`
+	RefAudio       *string  `json:"ref_audio"`
 }
 
 // Messages of the streaming constraints, as the real server words them.
@@ -104,6 +106,13 @@ func parseSpeechRequest(body []byte) (*speechRequest, *apiError) {
 		return nil, unsupportedFormat("response_format", format)
 	}
 	req.format = format
+	if b.RefAudio != nil {
+		d, e := decodeAudioURL("ref_audio", "ref_audio", *b.RefAudio)
+		if e != nil {
+			return nil, e
+		}
+		req.refS = d
+	}
 	return req, nil
 }
 
@@ -129,7 +138,8 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		audioText: req.input,
 		voice:     req.voice,
 		speed:     req.speed,
-		promptTok: promptTokens(utf8.RuneCountInString(req.input)),
+		promptTok: promptTokens(utf8.RuneCountInString(req.input)) + audioPromptTokens(req.refS),
+		audioInS:  req.refS,
 	})
 	defer j.release()
 	if j.plan.faults.http500 {

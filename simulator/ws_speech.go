@@ -63,7 +63,8 @@ type speechSession struct {
 	speed          float64
 	streamAudio    bool
 	wordTimestamps bool
-	bothRefs       bool // speaker_embedding with ref_audio: fails when a request is built
+	bothRefs       bool    // speaker_embedding with ref_audio: fails when a request is built
+	refS           float64 // seconds of the voice-cloning reference (ref_audio), decoded
 }
 
 // parseSpeechSessionConfig validates a session.config message; the error
@@ -118,6 +119,13 @@ func (s *Server) parseSpeechSessionConfig(data []byte) (*speechSession, error) {
 		return nil, errors.New("Value error, WebSocket stream_audio=true currently requires speed=1.0; speed adjustment is not supported for progressive PCM")
 	}
 	sess.bothRefs = len(b.SpeakerEmbedding) > 0 && b.RefAudio != nil
+	if b.RefAudio != nil && !sess.bothRefs {
+		d, e := decodeAudioURL("ref_audio", "ref_audio", *b.RefAudio)
+		if e != nil {
+			return nil, e
+		}
+		sess.refS = d
+	}
 	return sess, nil
 }
 
@@ -369,7 +377,8 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 		audioText: text,
 		voice:     cfg.voice,
 		speed:     speed,
-		promptTok: promptTokens(utf8.RuneCountInString(text)),
+		promptTok: promptTokens(utf8.RuneCountInString(text)) + audioPromptTokens(cfg.refS),
+		audioInS:  cfg.refS,
 	})
 	defer j.release()
 	if j.plan.faults.http500 {

@@ -188,6 +188,8 @@ func TestSpeechStreamErrors(t *testing.T) {
 		{"not an object", []string{`[1,2]`}, "WebSocket messages must be JSON objects", true},
 		{"bad config", []string{`{"type":"session.config","stream_audio":true,"response_format":"wav"}`}, "Invalid session config: ", true},
 		{"speed with streaming", []string{`{"type":"session.config","stream_audio":true,"response_format":"pcm","speed":2}`}, "Invalid session config: Value error, WebSocket stream_audio=true currently requires speed=1.0", true},
+		{"ref_audio not a data URL", []string{`{"type":"session.config","task_type":"Base","ref_audio":"https://example.com/v.wav"}`}, "Invalid session config: ref_audio: the simulator accepts only data: URLs", true},
+		{"ref_audio not audio", []string{`{"type":"session.config","task_type":"Base","ref_audio":"data:audio/wav;base64,aGVsbG8="}`}, "Invalid session config: ref_audio: cannot decode audio", true},
 		{"voice object", []string{`{"type":"session.config","voice":{"id":"v"}}`}, "Invalid session config: ", true},
 		{"unknown model", []string{`{"type":"session.config","model":"nope"}`}, "error=ErrorInfo(message='The model `nope` does not exist.'", true},
 		{"unknown type after config", []string{`{"type":"session.config"}`, `{"type":"hello"}`}, "Unknown message type: hello", false},

@@ -118,6 +118,10 @@ type Audio struct {
 	TotalDurationS float64 `json:"total_audio_duration_s"`
 	TotalFrames    int64   `json:"total_audio_frames"`
 	Throughput     float64 `json:"audio_throughput"` // audio seconds per wall second
+	// Audio sent (spoken prompts, voice-cloning references) by the measured
+	// requests: seconds and file bytes. The figures above are all output.
+	InputDurationS float64 `json:"total_input_audio_s,omitempty"`
+	InputBytes     int64   `json:"total_input_audio_bytes,omitempty"`
 }
 
 // Summary is everything a run report shows.
@@ -201,6 +205,8 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		default:
 			s.LatencyOrigin = OriginMixed
 		}
+		s.Audio.InputDurationS += r.InputAudioS
+		s.Audio.InputBytes += r.InputAudioBytes
 		firstSend = math.Min(firstSend, r.SentS)
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
 		lag = append(lag, r.LagS*1000)

@@ -154,6 +154,9 @@ func (c *Client) beginSpeech(t Turn, sess Session, i int) *results.Record {
 	rec := t.Begin(i)
 	rec.Kind, rec.Endpoint, rec.Model = results.KindSpeechWS, sess.Endpoint, sess.Model
 	rec.WS = &results.WSTurn{Session: sess.Seq, Index: i}
+	if i == 0 && sess.RefAudio != nil { // sent once, in session.config
+		rec.InputAudioS, rec.InputAudioBytes = sess.RefAudio.DurationS, int64(sess.RefAudio.Bytes)
+	}
 	return rec
 }
 
@@ -187,6 +190,13 @@ func speechConfig(sess Session) ([]byte, error) {
 		if _, ok := sess.Extra[k]; ok {
 			return nil, fmt.Errorf("extra session field %q is set by omnibench from the kind and audio mode", k)
 		}
+	}
+	if sess.RefAudio != nil {
+		m["ref_audio"] = sess.RefAudio.DataURL()
+		if sess.RefText != "" {
+			m["ref_text"] = sess.RefText
+		}
+		m["task_type"] = "Base"
 	}
 	maps.Copy(m, sess.Extra)
 	return json.Marshal(m)

@@ -37,6 +37,7 @@ type runOptions struct {
 
 	// scenario overrides
 	kind, model, voice, audioFormat, prompts, extraBody string
+	audioInputStyle                                     string
 	modalities                                          []string
 	headers                                             []string
 	pcmRate                                             int
@@ -148,7 +149,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
 	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
 	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
-	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ...} per line) or a text file (one per line)")
+	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ..., \"audio\": FILE} per line), a text file (one per line) or a directory of audio files")
+	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
 	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, "sample rate of raw PCM audio (default 24000)")
@@ -231,6 +233,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	if f.Changed("prompts") {
 		sc.PromptSpec.Source = o.prompts
+	}
+	if f.Changed("audio-input-style") {
+		sc.AudioInputStyle = o.audioInputStyle
 	}
 	if f.Changed("pcm-sample-rate") {
 		sc.PCMSampleRate = o.pcmRate
