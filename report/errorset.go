@@ -51,6 +51,8 @@ func NothingMeasured(s *summary.Summary) string {
 	switch {
 	case s.Requests.Total == 0 && s.Requests.Dropped > 0:
 		return fmt.Sprintf("nothing was measured: all %d arrivals were dropped by --max-inflight", s.Requests.Dropped)
+	case s.Requests.Total == 0 && s.Requests.Ramp > 0:
+		return fmt.Sprintf("nothing was measured: all %d requests were in the ramp, which the figures leave out (--include-ramp keeps them)", s.Requests.Ramp)
 	case s.Requests.Total == 0:
 		return "nothing was measured: no request was sent"
 	case s.TopReason() == "":

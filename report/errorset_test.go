@@ -84,3 +84,19 @@ func TestErrorSetText(t *testing.T) {
 		t.Errorf("no failures, no drops: %q", got)
 	}
 }
+
+func TestNothingMeasuredSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		req  summary.Requests
+		want string
+	}{
+		{summary.Requests{}, "nothing was measured: no request was sent"},
+		{summary.Requests{Dropped: 4}, "all 4 arrivals were dropped by --max-inflight"},
+		{summary.Requests{Ramp: 3}, "all 3 requests were in the ramp"},
+		{summary.Requests{Total: 2, Failed: 2}, "none of 2 requests completed"},
+	} {
+		if got := NothingMeasured(&summary.Summary{Requests: tc.req}); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+		}
+	}
+}
