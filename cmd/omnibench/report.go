@@ -65,6 +65,9 @@ SLO exits 3.`,
 			if err != nil {
 				return withExitCode(2, err)
 			}
+			if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+				return withExitCode(2, err)
+			}
 			var goodput []summary.Goodput
 			if o.goodput != "" {
 				if goodput, err = summary.ParseGoodput(o.goodput); err != nil {
@@ -85,7 +88,7 @@ SLO exits 3.`,
 			if err != nil {
 				return withExitCode(2, notResultsFile(args[0], err, true))
 			}
-			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open", IncludeRamp: o.includeRamp})
+			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
 			if len(slos) > 0 {
