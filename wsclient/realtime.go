@@ -34,6 +34,7 @@ type realtimeMsg struct {
 	Delta        *string `json:"delta"`
 	Audio        *string `json:"audio"` // the plain endpoint's field; accepted as the benchmark does
 	SampleRateHz *int    `json:"sample_rate_hz"`
+	HasAudio     *bool   `json:"has_audio"` // plain realtime's response.audio.done
 	Metadata     *struct {
 		AudioDurationMS *float64 `json:"audio_duration_ms"`
 	} `json:"metadata"`
