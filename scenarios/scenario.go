@@ -71,7 +71,7 @@ type LoadDefaults struct {
 
 // Kinds lists the request kinds in documentation order.
 func Kinds() []string {
-	return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS, results.KindRealtime}
+	return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS, results.KindRealtime, results.KindRealtimeAudio}
 }
 
 // DefaultEndpoint is the API path of a request kind ("" for an unknown kind).
@@ -85,6 +85,8 @@ func DefaultEndpoint(kind string) string {
 		return "/v1/audio/speech/stream"
 	case results.KindRealtime:
 		return "/v1/realtime" // WebSocket, with ?duplex=1
+	case results.KindRealtimeAudio:
+		return "/v1/realtime" // WebSocket, plain: speech in
 	}
 	return ""
 }
@@ -105,9 +107,12 @@ func (s *Scenario) applyDefaults() {
 		s.AudioFormat = FormatWAV
 	}
 	if s.PromptSpec.Source == "" {
-		if s.Kind == results.KindChat {
+		switch s.Kind {
+		case results.KindChat:
 			s.PromptSpec.Source = builtinPrefix + "questions"
-		} else {
+		case results.KindRealtimeAudio:
+			s.PromptSpec.Source = builtinPrefix + "voice" // it sends speech only
+		default:
 			s.PromptSpec.Source = builtinPrefix + "mixed"
 		}
 	}

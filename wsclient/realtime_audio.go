@@ -147,14 +147,15 @@ func (at *audioTurn) run(ctx context.Context, cn *conn, clip *audiofile.Clip) *f
 		return f
 	}
 	for k, off := 0, 0; off < len(pcm); k, off = k+1, off+chunk {
+		end := min(off+chunk, len(pcm))
 		if k > 0 && pace > 0 {
-			// Chunk k is due when the speaker has said k chunks.
-			due := at.first.Add(time.Duration(float64(k) * float64(AppendChunk) / pace))
+			// As from a microphone, each chunk goes when it has been
+			// spoken: the first one's end is the clock's origin.
+			due := at.first.Add(time.Duration(float64(end-chunk) / (InputSampleRate * 2) * float64(time.Second) / pace))
 			if f := at.readUntil(ctx, cn, due, deadline); f != nil {
 				return f
 			}
 		}
-		end := min(off+chunk, len(pcm))
 		if f := cn.send(ctx, appendMessage(pcm[off:end])); f != nil {
 			return f
 		}

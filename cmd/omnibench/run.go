@@ -19,6 +19,7 @@ import (
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
@@ -140,7 +141,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
 	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws, realtime or realtime-audio (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
 	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
@@ -211,6 +212,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if f.Changed("kind") {
 		sc.Kind = o.kind
 		sc.Endpoint = ""
+		if sc.Kind != results.KindChat {
+			sc.Modalities = nil // a chat scenario's modalities apply to chat only
+		}
 	}
 	if f.Changed("model") {
 		sc.Model = o.model
