@@ -207,9 +207,11 @@ func (at *audioTurn) readUntil(ctx context.Context, cn *conn, due, deadline time
 func (at *audioTurn) message(m message) (done bool, f *failure) {
 	at.events++
 	rec := at.rec
-	// Offsets count from the final commit; a message before it counts as 0.
+	// Offsets count from the final commit; a message received before it
+	// (the reader may stamp one while the commit is being sent) counts as 0.
+	early := !at.ended || m.at.Before(at.t0)
 	off := 0.0
-	if at.ended {
+	if !early {
 		off = m.at.Sub(at.t0).Seconds()
 		if rec.FirstByteS == 0 {
 			rec.FirstByteS = off
@@ -239,7 +241,7 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 		if f := at.audio(ev, m.at, off); f != nil {
 			return false, f
 		}
-		if !at.ended {
+		if early {
 			rec.WS.EarlyAudioBytes += rec.AudioBytes - before
 		}
 	case "transcription.delta":
