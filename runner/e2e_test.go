@@ -99,6 +99,9 @@ func workload(t *testing.T, scenario, kind, format string) *scenarios.Workload {
 	if kind != "" {
 		sc.Kind = kind
 		sc.Endpoint = ""
+		if kind != results.KindChat {
+			sc.Modalities = nil // as run --kind does
+		}
 	}
 	if format != "" {
 		sc.AudioFormat = format

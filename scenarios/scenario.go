@@ -206,6 +206,11 @@ func (s *Scenario) Validate() error {
 	if len(s.Modalities) > 0 && s.Kind != results.KindChat {
 		bad("modalities", "applies only to kind %s", results.KindChat)
 	}
+	if len(s.ExtraBody) > 0 && s.Kind == results.KindRealtimeAudio {
+		// Plain /v1/realtime reads only session.update's model: fields
+		// sent anyway would be ignored by the server without a word.
+		bad("extra_body", "kind %s (plain /v1/realtime) takes no request options; remove extra_body", results.KindRealtimeAudio)
+	}
 	for i, m := range s.Modalities {
 		if m != ModalityText && m != ModalityAudio {
 			bad(fmt.Sprintf("modalities[%d]", i), "must be %s or %s (got %q)", ModalityText, ModalityAudio, m)
