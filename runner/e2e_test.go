@@ -97,11 +97,7 @@ func workload(t *testing.T, scenario, kind, format string) *scenarios.Workload {
 	}
 	sc = sc.Clone()
 	if kind != "" {
-		sc.Kind = kind
-		sc.Endpoint = ""
-		if kind != results.KindChat {
-			sc.Modalities = nil // as run --kind does
-		}
+		sc.SetKind(kind) // as run --kind does
 	}
 	if format != "" {
 		sc.AudioFormat = format
