@@ -191,3 +191,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestFFmpegFile: testdata/onset.mp3 was made by FFmpeg's libmp3lame
+// (ffmpeg -f lavfi -i "aevalsrc=if(gte(t\,0.1)\,0.5*sin(2*PI*440*t)\,0):
+// s=24000:d=0.3" -ac 1 -c:a libmp3lame -b:a 32k -id3v2_version 3): an ID3v2
+// tag, an Info frame with a "Lavc" LAME extension, 0.3 s at 24 kHz. Parse
+// counts exactly 7200 samples (FFmpeg decodes 14400 bytes), and the decoded
+// tone starts at 0.1 s: within one granule (576 samples of pre-echo) before
+// sample 2400, not the 1681 samples late an untrimmed decode would be.
+func TestFFmpegFile(t *testing.T) {
+	data, err := os.ReadFile("testdata/onset.mp3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Frames != 7200 || info.SampleRate != 24000 || info.Channels != 1 || !info.Tagged || info.ID3v2 == 0 || info.Delay == 0 {
+		t.Fatalf("%+v", info)
+	}
+	pcm, err := Decode(data, info, nil)
+	if err != nil || len(pcm) != 14400 {
+		t.Fatalf("decoded %d bytes (%v), want 14400", len(pcm), err)
+	}
+	first := -1
+	for i := 0; i < len(pcm); i += 2 {
+		if v := int16(uint16(pcm[i]) | uint16(pcm[i+1])<<8); v > 104 || v < -104 { // -50 dBFS
+			first = i / 2
+			break
+		}
+	}
+	t.Logf("first sample above -50 dBFS: %d", first)
+	if first < 2400-576 || first > 2400+24 {
+		t.Errorf("first sample above -50 dBFS at %d, want near 2400", first)
+	}
+}
