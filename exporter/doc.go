@@ -47,9 +47,10 @@
 //     continuity simulation over the record's chunk arrivals, in the run's
 //     continuity mode (the client defaults to continuity.Default; servers use
 //     continuity.Reference).
-//   - In an open loop (Options.FromIntended) TTFP and end-to-end latency are
-//     measured from the intended start, as the report measures them, so
-//     coordinated omission does not hide a stalled server.
+//   - TTFP and end-to-end latency are read through results.Record.Latency,
+//     from the origin the record carries (the intended start in an open loop),
+//     as the report measures them, so coordinated omission does not hide a
+//     stalled server.
 //   - The client cannot see a pipeline stage, so the audio families carry
 //     stage="0" and replica="0": the label keys match the server's, the
 //     values say "the whole pipeline as one".

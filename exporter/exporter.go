@@ -30,10 +30,6 @@ type Options struct {
 	// ContinuityMode is the run's continuity model (the client's default is
 	// continuity.Default), so the exported underrun matches the report's.
 	ContinuityMode continuity.Mode
-	// FromIntended measures TTFP and end-to-end latency from each request's
-	// intended start (adding its scheduling lag), as the report does in an
-	// open loop.
-	FromIntended bool
 	// TextOnly says the requests do not ask for audio (chat with text
 	// modalities only). Otherwise a successful response without audio counts
 	// in audio_skipped_requests_total{reason="no_audio_data"}, as the server
@@ -214,16 +210,12 @@ func (e *Exporter) OnRecord(r *results.Record) {
 		e.m.RequestFailed()
 		return
 	}
-	shift := 0.0
-	if e.opts.FromIntended {
-		shift = r.LagS
-	}
 	e.m.Tokens(r.PromptTokens, r.CompletionTokens)
 	if r.HasAudio() {
-		e.m.AudioFirstPacket(clientStage(), r.TTFPS+shift)
+		e.m.AudioFirstPacket(clientStage(), r.Latency(r.TTFPS))
 	}
 	if r.TTFAAudibleS > 0 {
-		e.ttfaAudible.Observe(r.TTFAAudibleS + shift)
+		e.ttfaAudible.Observe(r.Latency(r.TTFAAudibleS))
 	}
 	if r.LeadingSilenceS != nil {
 		e.leadingSilence.Observe(max(*r.LeadingSilenceS, 0))
@@ -244,7 +236,7 @@ func (e *Exporter) OnRecord(r *results.Record) {
 	}
 	// Last, as on the server: whoever sees the success counter move also
 	// sees the request's audio series.
-	e.m.RequestSucceeded(r.E2ES+shift, finishReason(r.FinishReason))
+	e.m.RequestSucceeded(r.Latency(r.E2ES), finishReason(r.FinishReason))
 }
 
 func (e *Exporter) addInflight(d int) {

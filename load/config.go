@@ -122,6 +122,12 @@ func (c Config) Validate() error {
 	if c.Open() && c.Requests > MaxArrivals {
 		bad("requests %d exceed the open-loop schedule limit of %d", c.Requests, MaxArrivals)
 	}
+	// The schedule refuses this too, but only once the run starts: a
+	// configuration that cannot be scheduled is unusable input.
+	if expected := c.Rate * c.Duration.Seconds(); c.Open() && c.Requests == 0 && expected > MaxArrivals {
+		bad("rate %v/s over %v needs about %.0f arrivals, more than the limit of %d; lower the rate or the duration, or set requests",
+			c.Rate, c.Duration, expected, MaxArrivals)
+	}
 	if c.Warmup < 0 {
 		bad("warmup must be >= 0, got %d", c.Warmup)
 	}
@@ -226,4 +232,17 @@ func (c Config) warmupWorkers() int {
 		n = min(n, c.MaxInflight)
 	}
 	return n
+}
+
+// StoppedByCount reports whether a run with both bounds (Requests and
+// Duration) ended because it reached Requests before Duration passed, so the
+// caller can say the run was shorter than asked. st is the run's Stats.
+func (c Config) StoppedByCount(st Stats) bool {
+	if c.Requests == 0 || c.Duration == 0 || st.Interrupted || st.Scheduled < c.Requests {
+		return false
+	}
+	// A closed loop checks the time before claiming each request: reaching
+	// the count means the time had not run out. An open-loop schedule holds
+	// Requests arrivals whether or not they fill the duration.
+	return !c.Open() || st.Window < c.Duration
 }

@@ -39,6 +39,9 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 	tablesOnly := r
 	tablesOnly.ServerVsClient = nil
 	out := []HTMLSection{{Title: "Summary", Tables: resultTables(tablesOnly)}}
+	if banner, failed := failureBanner(s); failed {
+		out = append([]HTMLSection{banner}, out...)
+	}
 
 	out = append(out, HTMLSection{
 		Title:  "Latency distributions",
@@ -68,16 +71,12 @@ func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
 		if !r.OK() {
 			continue
 		}
-		shift := 0.0
-		if fromIntended {
-			shift = r.LagS
-		}
-		e2e = append(e2e, (r.E2ES+shift)*1000)
+		e2e = append(e2e, r.Latency(r.E2ES)*1000)
 		if r.HasAudio() {
-			ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+			ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		}
 		if r.TTFAAudibleS > 0 {
-			ttfa = append(ttfa, (r.TTFAAudibleS+shift)*1000)
+			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
 		}
 	}
 	origin := "from send"

@@ -137,7 +137,11 @@ func resultTables(r RunReport) []Table {
 	if len(r.SLOs) > 0 {
 		out = append(out, SLOTable(r.SLOs))
 	}
-	out = append(out, requestsTable(r), loadTable(r), latencyTable(r.Summary))
+	out = append(out, requestsTable(r))
+	if errs, ok := ErrorSetTable(r.Summary); ok {
+		out = append(out, errs)
+	}
+	out = append(out, loadTable(r), latencyTable(r.Summary))
 	if ct, ok := continuityTable(r.Summary); ok {
 		dt, ok := stallTable(r.Summary)
 		if !ok {
@@ -212,6 +216,12 @@ func requestsTable(r RunReport) Table {
 	}
 	if r.Load != nil && r.Load.Dropped > 0 {
 		req.Rows = append(req.Rows, []string{"dropped arrivals " + req.Footnote("arrivals beyond --max-inflight, never sent"), strconv.Itoa(r.Load.Dropped)})
+	}
+	if s.Requests.Total > 0 {
+		req.Rows = append(req.Rows, []string{"error rate", FormatFixed(s.Requests.ErrorRate, 4)})
+	}
+	if s.Requests.Dropped > 0 {
+		req.Rows = append(req.Rows, []string{"drop rate " + req.Footnote("dropped / (sent + dropped)"), FormatFixed(s.Requests.DropRate, 4)})
 	}
 	return req
 }

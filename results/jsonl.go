@@ -149,6 +149,9 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 					if jerr := json.Unmarshal(line, &rec); jerr != nil {
 						return h, recs, fmt.Errorf("%s:%d: request: %w", name, lineNo, jerr)
 					}
+					if rec.LatencyOrigin == "" {
+						rec.LatencyOrigin = h.LatencyOrigin()
+					}
 					recs = append(recs, rec)
 				default:
 					return h, recs, fmt.Errorf("%s:%d: unknown line type %q (want %q)", name, lineNo, probe.Type, TypeRequest)

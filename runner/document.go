@@ -22,10 +22,13 @@ type Document struct {
 	Interrupted   bool           `json:"interrupted"`
 	// InterruptedDuring names the phase an interrupt hit: "load",
 	// "settle" or "metrics-linger" (Outcome.InterruptedDuring).
-	InterruptedDuring string             `json:"interrupted_during,omitempty"`
-	Summary           *summary.Summary   `json:"summary"`
-	Bench             map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
-	Load              LoadDocument       `json:"load"`
+	InterruptedDuring string `json:"interrupted_during,omitempty"`
+	// Failure says why the run is not a result ("nothing was measured: ...,
+	// top reason: ..."); empty when something was measured.
+	Failure string             `json:"failure,omitempty"`
+	Summary *summary.Summary   `json:"summary"`
+	Bench   map[string]float64 `json:"bench"` // vLLM-Omni benchmark key names
+	Load    LoadDocument       `json:"load"`
 	// Client is the load generator's own health; client.saturated says
 	// the figures include the client's delay (sweep and capacity mark
 	// such levels).
@@ -90,8 +93,14 @@ func (o *Outcome) Document() *Document {
 		Client:            o.Health,
 	}
 	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
+	if o.Summary.NothingMeasured() {
+		doc.Failure = report.NothingMeasured(o.Summary)
+	}
 	if o.Before != nil || o.ScrapeNote != "" {
 		sd := &ServerDocument{MetricsURL: o.MetricsURL, Note: o.ScrapeNote, Before: snapshotDocument(o.Before, o.BeforeFile), After: snapshotDocument(o.After, o.AfterFile)}
+		if o.StatsOff && sd.Note == "" {
+			sd.Note = statsOffNote
+		}
 		if o.Delta != nil {
 			var buf bytes.Buffer
 			if err := o.Delta.WriteJSON(&buf, scrape.TableOptions{}); err == nil {
@@ -114,6 +123,7 @@ func (o *Outcome) Report() report.RunReport {
 	if o.Interrupted {
 		rep.Notes = append(rep.Notes, "the run was interrupted: figures cover the requests that finished")
 	}
+	rep.Notes = append(rep.Notes, o.Notes...)
 	return rep
 }
 

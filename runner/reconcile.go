@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/omnibench/omnibench/check"
@@ -9,11 +10,33 @@ import (
 	"github.com/omnibench/omnibench/stats"
 )
 
+// statsOffNote is what a run against a server with stats off says, once,
+// instead of a table of zeros beside the client's figures.
+const statsOffNote = "server stats are off: no server-side figures"
+
+// checkServerStats sets StatsOff, and says so on log and in the notes, when
+// the second scrape shows the server's stats are off (check.DetectStats, the
+// detection of `check --stats auto`). A run in which no request completed
+// gives the server nothing to count, so it is not judged.
+func (o *Outcome) checkServerStats(log io.Writer) {
+	if o.After == nil || o.Delta == nil || check.FiguresFromRecords(o.Records).CompletedTotal == 0 {
+		return
+	}
+	fams, err := o.After.Families()
+	if err != nil {
+		return
+	}
+	if on, how := check.DetectStats(fams); !on {
+		o.StatsOff = true
+		o.note(log, statsOffNote+" ("+how+"; the server runs without --log-stats?)")
+	}
+}
+
 // ServerVsClient sets what the server's /metrics delta says beside what the
 // client measured, figure by figure. Warm-up requests are included on both
 // sides: the server counted them too. It returns nil without a delta.
 func (o *Outcome) ServerVsClient() []report.Comparison {
-	if o.Delta == nil {
+	if o.Delta == nil || o.StatsOff {
 		return nil
 	}
 	d := o.Delta
@@ -95,6 +118,10 @@ func noAudio(o *Outcome) int {
 	return n
 }
 
+// chatTTFPs and e2es read the send-relative offsets, not Record.Latency, on
+// purpose: the server starts its clock when the request arrives and cannot
+// see the client's scheduling lag, so the comparable client figure is the
+// one measured from the send.
 func chatTTFPs(o *Outcome) []float64 {
 	var xs []float64
 	for i := range o.Records {

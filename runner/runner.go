@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +93,11 @@ type Config struct {
 	// in-flight requests through it). It must be safe for concurrent use.
 	OnStart func(load.Arrival)
 
+	// Notes are decisions the caller made on the user's behalf (a kind
+	// override that dropped scenario fields, ...): Run writes each to Log
+	// and keeps it in Outcome.Notes for the report.
+	Notes []string
+
 	// SelfMon holds the thresholds at which the load generator counts as
 	// saturated (see selfmon.Report.Judge).
 	SelfMon selfmon.Thresholds
@@ -134,6 +138,13 @@ type Outcome struct {
 	ClientNotes []string
 
 	Interrupted bool
+	// StatsOff is set when the server's /metrics shows its stats are off:
+	// the server-vs-client comparison is left out (a note says why).
+	StatsOff bool
+	// Notes are what the run found worth saying beside its figures (a
+	// count bound that stopped it before --duration, hints about the
+	// target); the runner also writes each to Config.Log.
+	Notes []string
 	// InterruptedDuring says which phase an interrupt hit (InterruptedLoad,
 	// InterruptedSettle; the run command adds InterruptedLinger).
 	InterruptedDuring string
@@ -170,7 +181,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
 	}
 
-	target := strings.TrimRight(cfg.Target, "/")
+	target, targetNote, err := ParseTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{}
+	for _, n := range append(slices.Clone(cfg.Notes), targetNote) {
+		out.note(cfg.Log, n)
+	}
 	simulated := target == ""
 	if simulated {
 		// The simulator outlives an interrupt until the last record is
@@ -188,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if metricsURL == "" {
 		metricsURL = target + "/metrics"
 	}
-	out := &Outcome{MetricsURL: redactURL(metricsURL)}
+	out.MetricsURL = redactURL(metricsURL)
 	if note := shardScrapeNote(cfg); note != "" {
 		out.ScrapeNote = note
 		cfg.Scrape = ScrapeOff
@@ -280,6 +298,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	// deliver takes a finished record to every consumer.
 	var undecodedOnce sync.Once
 	deliver := func(rec *results.Record, audio *bytes.Buffer) {
+		// Every kind's record (HTTP and WebSocket) says its latency origin.
+		rec.LatencyOrigin = out.Header.LatencyOrigin()
 		col.add(rec)
 		if audio != nil && rec.HasAudio() && audio.Len() == 0 {
 			// Measured from file headers, never decoded (Ogg Opus, MPEG 2.5
@@ -386,6 +406,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			writeOnce.Do(func() { writeErr = err })
 		}
 	}
+	if lcfg.StoppedByCount(lstats) {
+		out.note(cfg.Log, fmt.Sprintf("the count bound (%d requests) stopped the run after %s, before the duration bound %s",
+			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))
+	}
 	out.Interrupted = lstats.Interrupted || ctx.Err() != nil
 	if out.Interrupted {
 		out.InterruptedDuring = InterruptedLoad
@@ -417,9 +441,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
-	sopts := cfg.Summary
-	sopts.FromIntended = lcfg.Open()
-	out.Summary = summary.Compute(out.Records, sopts)
+	out.checkServerStats(cfg.Log)
+	out.Summary = summary.Compute(out.Records, cfg.Summary)
+	out.Summary.SetDropped(lstats.Dropped)
+	if !simulated && !out.Interrupted {
+		out.note(cfg.Log, modelHint(ctx, target, cfg.Client.APIKey, out.Records))
+	}
 	out.Summary.Mode = lcfg.Mode()
 	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Records))
 	if w := out.Health.Warning(); w != "" {
@@ -511,7 +538,7 @@ func (c *collector) add(r *results.Record) {
 			copy(c.ttfpMS, c.ttfpMS[1:])
 			c.ttfpMS = c.ttfpMS[:progressWindow-1]
 		}
-		c.ttfpMS = append(c.ttfpMS, r.TTFPS*1000)
+		c.ttfpMS = append(c.ttfpMS, r.Latency(r.TTFPS)*1000) // as the report will show it
 	}
 }
 

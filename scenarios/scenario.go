@@ -13,6 +13,7 @@ import (
 
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/slo"
 )
 
 // Audio formats a scenario can request; the client decodes only these.
@@ -254,9 +255,21 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("thresholds[%d]", i), "must be a positive number of seconds (got %v)", th)
 		}
 	}
-	for i, slo := range s.SLOs {
-		if strings.TrimSpace(slo) == "" {
-			bad(fmt.Sprintf("slos[%d]", i), "empty")
+	for i, expr := range s.SLOs {
+		field := fmt.Sprintf("slos[%d]", i)
+		if strings.TrimSpace(expr) == "" {
+			bad(field, "empty")
+			continue
+		}
+		// The same grammar run evaluates, so the checker refuses what run
+		// would refuse.
+		if _, err := slo.Parse(expr); err != nil {
+			var pe *slo.ParseError
+			if errors.As(err, &pe) {
+				bad(field, "%q: column %d: %s", expr, pe.Column+1, pe.Msg)
+			} else {
+				bad(field, "%q: %v", expr, err)
+			}
 		}
 	}
 	for i, p := range s.Percentiles {
@@ -279,6 +292,13 @@ func (l LoadDefaults) validate(bad func(field, format string, args ...any)) {
 	}
 	if !(l.Burstiness >= 0) || math.IsInf(l.Burstiness, 0) {
 		bad("load.burstiness", "must be a finite number >= 0 (got %v)", l.Burstiness)
+	} else if l.Burstiness != 0 && l.Burstiness != 1 && l.Arrival != load.Gamma {
+		// What load.Config.Validate refuses when run applies it.
+		bad("load.burstiness", "%v needs arrival %s (arrival is %q)", l.Burstiness, load.Gamma, l.Arrival)
+	}
+	if expected := l.Rate * l.Duration.Seconds(); l.Rate > 0 && l.Requests == 0 && expected > load.MaxArrivals {
+		bad("load.rate", "%v/s over load.duration %v needs about %.0f arrivals, more than the limit of %d; lower one or set load.requests",
+			l.Rate, l.Duration, expected, load.MaxArrivals)
 	}
 	if l.Requests < 0 {
 		bad("load.requests", "must be >= 0 (got %d)", l.Requests)
@@ -289,4 +309,24 @@ func (l LoadDefaults) validate(bad func(field, format string, args ...any)) {
 	if l.Warmup < 0 {
 		bad("load.warmup", "must be >= 0 (got %d)", l.Warmup)
 	}
+}
+
+// SetKind overrides the scenario's request kind (run --kind). The endpoint
+// follows the new kind, and fields that only the old kind takes are dropped
+// rather than left to fail validation: `--kind speech` on the chat-voice
+// scenario is a speech run, not an error about modalities. It returns one note
+// per dropped field, for stderr.
+func (s *Scenario) SetKind(kind string) (notes []string) {
+	if kind == s.Kind {
+		return nil
+	}
+	if s.Endpoint != "" {
+		notes = append(notes, fmt.Sprintf("--kind %s: the scenario's endpoint %s is for kind %s; using %s", kind, s.Endpoint, s.Kind, DefaultEndpoint(kind)))
+	}
+	s.Kind, s.Endpoint = kind, ""
+	if kind != results.KindChat && len(s.Modalities) > 0 {
+		notes = append(notes, fmt.Sprintf("--kind %s: dropped the scenario's chat-only field modalities [%s]", kind, strings.Join(s.Modalities, ", ")))
+		s.Modalities = nil
+	}
+	return notes
 }

@@ -183,6 +183,11 @@ headers:
   Authorization: Bearer secret
 load:
   rate: -1
+  burstiness: 0.5
+slos:
+  - audio_ttfp_p95<500
+  - e2e_p99<2s
+  - "errors<=1 x"
 `
 	p := writeFile(t, t.TempDir(), "bad.yaml", src)
 	_, err := Load(p)
@@ -196,6 +201,12 @@ load:
 	want := map[string]int{
 		"kind": 2, "pcm_sample_rate": 0, "modalities": 4, "modalities[1]": 6, "prompts.source": 8,
 		"extra_body.stream": 10, "headers.Authorization": 12, "load.rate": 14,
+		// What run refuses: burstiness without arrival gamma, a time
+		// without its unit, text after the value.
+		"load.burstiness": 15, "slos[0]": 17, "slos[2]": 19,
+	}
+	if _, ok := got["slos[1]"]; ok {
+		t.Error("a valid SLO is reported")
 	}
 	for f, line := range want {
 		if l, ok := got[f]; !ok || l != line {
@@ -213,13 +224,19 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 		name, yaml string
 		line       int
 		msg        string
+		field      string
 	}{
-		{"type", "name: x\nkind: speech\nload:\n  requests: many\n", 4, "cannot unmarshal"},
-		{"duration int", "name: x\nkind: speech\nload:\n  duration: 30\n", 4, "time.Duration"},
-		{"syntax", "name: x\nkind: a: b\n", 2, "mapping values are not allowed"},
-		{"tab", "name: x\n\tkind: speech\n", 2, "tab character"},
-		{"two documents", validYAML + "---\nname: y\n", 9, "second"},
-		{"empty", "# nothing\n", 0, "empty"},
+		{"type", "name: x\nkind: speech\nload:\n  requests: many\n", 4, "cannot unmarshal", "load.requests"},
+		{"type in a list", "name: x\nkind: speech\nthresholds:\n  - 0.1\n  - abc\n", 5, "cannot unmarshal", "thresholds[1]"},
+		{"type of a mapping", "name: x\nkind: speech\nmodel: [a, b]\n", 3, "cannot unmarshal !!seq into string", "model"},
+		{"fraction in an integer", "name: x\nkind: speech\nload:\n  concurrency: 2\n  requests: 4.5\n", 5, "must be a whole number (got 4.5)", "load.requests"},
+		{"unclosed flow list", "name: x\nkind: chat\nmodalities: [text, audio\nload:\n  requests: 3\n", 3, "did not find expected ',' or ']'", ""},
+		{"item in a mapping", "name: x\nkind: chat\nmodel: m\n- y\n", 4, "did not find expected key", ""},
+		{"duration int", "name: x\nkind: speech\nload:\n  duration: 30\n", 4, "time.Duration", "load.duration"},
+		{"syntax", "name: x\nkind: a: b\n", 2, "mapping values are not allowed", ""},
+		{"tab", "name: x\n\tkind: speech\n", 2, "tab character", ""},
+		{"two documents", validYAML + "---\nname: y\n", 9, "second", ""},
+		{"empty", "# nothing\n", 0, "empty", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,8 +246,8 @@ func TestLoadSyntaxAndTypeErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 			pe := positions(t, err)[0]
-			if pe.Line != tt.line || !strings.Contains(pe.Msg, tt.msg) || pe.File != p {
-				t.Errorf("got %+v, want line %d and %q", pe, tt.line, tt.msg)
+			if pe.Line != tt.line || !strings.Contains(pe.Msg, tt.msg) || pe.File != p || pe.Field != tt.field {
+				t.Errorf("got %+v, want line %d, field %q and %q", pe, tt.line, tt.field, tt.msg)
 			}
 			t.Log(err)
 		})
@@ -327,5 +344,45 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Thresholds[0] = 5
 	if s.ExtraBody["nested"].(map[string]any)["k"].([]any)[0] != 1 || s.Thresholds[0] != 0.1 {
 		t.Error("Clone shares state with the original")
+	}
+}
+
+func TestSetKindDropsChatOnlyFields(t *testing.T) {
+	sc, err := Get("chat-voice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := sc.SetKind(results.KindSpeech)
+	if sc.Kind != results.KindSpeech || sc.Modalities != nil || sc.EndpointPath() != "/v1/audio/speech" {
+		t.Errorf("after SetKind: kind %q, modalities %v, endpoint %q", sc.Kind, sc.Modalities, sc.EndpointPath())
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "dropped the scenario's chat-only field modalities [text, audio]") {
+		t.Errorf("notes %q", notes)
+	}
+	if err := sc.Validate(); err != nil {
+		t.Errorf("chat-voice with --kind speech does not validate: %v", err)
+	}
+	if _, err := sc.Workload(); err != nil {
+		t.Errorf("chat-voice with --kind speech has no workload: %v", err)
+	}
+	if notes := sc.SetKind(results.KindSpeech); notes != nil {
+		t.Errorf("setting the same kind again: notes %q", notes)
+	}
+	sc.Endpoint = "/custom/tts"
+	if notes := sc.SetKind(results.KindChat); len(notes) != 1 || !strings.Contains(notes[0], "endpoint /custom/tts") || sc.Endpoint != "" {
+		t.Errorf("endpoint override: notes %q, endpoint %q", notes, sc.Endpoint)
+	}
+}
+
+// A duration-only open loop that load cannot schedule is refused by the
+// checker, as run refuses it.
+func TestLoadRefusesUnschedulableLoad(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "big.yaml", "name: x\nkind: chat\nload:\n  rate: 20000000\n  duration: 10m\n")
+	_, err := Load(p)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if pe := positions(t, err)[0]; pe.Field != "load.rate" || pe.Line != 4 || !strings.Contains(pe.Msg, "more than the limit") {
+		t.Errorf("got %+v", pe)
 	}
 }

@@ -15,7 +15,7 @@
 //	           | "schedule_lag" | "stamp_delay" .
 //	stat       = "mean" | "median" | "std" | "min" | "max" | "p" percentile .
 //	percentile = digits [ "." digits ] .              (* 0 to 100: p95, p99.9 *)
-//	scalar     = "continuity_ok_rate" | "error_rate" | "errors" | "completed"
+//	scalar     = "continuity_ok_rate" | "error_rate" | "drop_rate" | "errors" | "completed"
 //	           | "request_throughput" | "audio_throughput"
 //	           | "goodput_rate" | "goodput_share" | "stall_rate" .
 //	op         = "<" | "<=" | ">" | ">=" | "==" .
@@ -37,7 +37,7 @@
 // audio_underrun) and compared there: `audio_ttfp_p95<500ms` compares the
 // summary's p95 TTFP, in ms, with 500.
 //
-// Rates (continuity_ok_rate, error_rate, goodput_share, stall_rate) are
+// Rates (continuity_ok_rate, error_rate, drop_rate, goodput_share, stall_rate) are
 // fractions between 0 and 1, written plain (0.99) or as a percentage (99%).
 // Everything else is a plain number and takes no unit: RTFs, the counts
 // errors and completed, request_throughput and goodput_rate (requests per
@@ -65,7 +65,8 @@
 // Scalars: continuity_ok_rate is the share of audio responses whose worst
 // gap stayed within 100 ms (continuity_ok_rate_<N>ms for N ms; computed from
 // the records when that threshold was not summarised); error_rate =
-// failed / measured requests; errors = failed requests; completed =
+// failed / measured requests; drop_rate = open-loop arrivals dropped by
+// --max-inflight / (measured requests + dropped arrivals); errors = failed requests; completed =
 // completed requests; request_throughput = completed requests per second;
 // audio_throughput = audio seconds per second; goodput_rate = requests per
 // second that met every --goodput SLO and goodput_share = their share of the

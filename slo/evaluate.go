@@ -102,7 +102,7 @@ func recompute(slos []SLO, s *summary.Summary, recs []results.Record) *summary.S
 	if len(ps) == 0 && len(ths) == 0 {
 		return nil
 	}
-	return summary.Compute(recs, summary.Options{Percentiles: ps, Thresholds: ths, FromIntended: s.FromIntended})
+	return summary.Compute(recs, summary.Options{Percentiles: ps, Thresholds: ths})
 }
 
 func findContinuity(s *summary.Summary, thMS int) *summary.Continuity {
@@ -184,6 +184,9 @@ func observe(f figure, s, extra *summary.Summary) (float64, string) {
 		return ratio(c.OK, c.Of, "no completed response had an audio chunk timeline")
 	case figErrorRate:
 		return ratio(s.Requests.Failed, s.Requests.Total, "the run measured no requests")
+	case figDropRate:
+		// Dropped arrivals were never sent: they are not in Total.
+		return ratio(s.Requests.Dropped, s.Requests.Total+s.Requests.Dropped, "the run scheduled no requests")
 	case figErrors:
 		return float64(s.Requests.Failed), ""
 	case figCompleted:

@@ -208,8 +208,9 @@ func TestEvaluateFromIntended(t *testing.T) {
 	recs := testRecords()
 	for i := range recs {
 		recs[i].LagS = 0.01
+		recs[i].LatencyOrigin = results.OriginIntended
 	}
-	s := summary.Compute(recs, summary.Options{FromIntended: true})
+	s := summary.Compute(recs, summary.Options{})
 	r := Evaluate([]SLO{mustParse(t, "audio_ttfp_p97<1s"), mustParse(t, "audio_ttfp_p95<1s")}, s, recs)
 	if !near(r[0].Observed, 401) || !near(r[1].Observed, 395) {
 		t.Errorf("p97, p95 from the intended start = %v, %v; want 401, 395", r[0].Observed, r[1].Observed)
@@ -308,6 +309,45 @@ func TestExitSLOMiss(t *testing.T) {
 	for _, other := range []int{0, 1, 2, 130} {
 		if ExitSLOMiss == other {
 			t.Errorf("ExitSLOMiss = %d collides with a documented status", ExitSLOMiss)
+		}
+	}
+}
+
+// Dropped arrivals were never sent: drop_rate = dropped / (sent + dropped).
+func TestEvaluateDropRate(t *testing.T) {
+	recs := testRecords()
+	s := summary.Compute(recs, summary.Options{})
+	s.SetDropped(s.Requests.Total) // as many dropped as sent: 50%
+	r := Evaluate([]SLO{mustParse(t, "drop_rate<=1%"), mustParse(t, "drop_rate<=50%")}, s, recs)
+	if r[0].Pass || !near(r[0].Observed, 0.5) || !r[1].Pass {
+		t.Errorf("drop_rate: %+v", r)
+	}
+	empty := summary.Compute(nil, summary.Options{})
+	if r := Evaluate([]SLO{mustParse(t, "drop_rate<=1%")}, empty, nil)[0]; r.Pass || !r.NoData {
+		t.Errorf("drop_rate with nothing scheduled: %+v, want a no-data miss", r)
+	}
+}
+
+func TestMaxErrorRate(t *testing.T) {
+	gate, ok, err := MaxErrorRate(0.5)
+	if err != nil || !ok || gate.Expr != "error_rate<=0.5" {
+		t.Fatalf("MaxErrorRate(0.5) = %+v, %v, %v", gate, ok, err)
+	}
+	// 3 of 5 failed: 0.6 misses the 0.5 gate; 2 of 5 passes it.
+	s := &summary.Summary{Requests: summary.Requests{Total: 5, Failed: 3, Completed: 2}}
+	if r := Evaluate([]SLO{gate}, s, nil)[0]; r.Pass || !near(r.Observed, 0.6) {
+		t.Errorf("60%% failed: %+v", r)
+	}
+	s.Requests.Failed, s.Requests.Completed = 2, 3
+	if r := Evaluate([]SLO{gate}, s, nil)[0]; !r.Pass {
+		t.Errorf("40%% failed: %+v", r)
+	}
+	if _, ok, err := MaxErrorRate(1); ok || err != nil {
+		t.Errorf("MaxErrorRate(1): ok %v, err %v; want no gate", ok, err)
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, _, err := MaxErrorRate(bad); err == nil {
+			t.Errorf("MaxErrorRate(%v): no error", bad)
 		}
 	}
 }

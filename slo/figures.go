@@ -50,6 +50,7 @@ var metrics = [...]metricDef{
 const (
 	figContinuity      = "continuity_ok_rate"
 	figErrorRate       = "error_rate"
+	figDropRate        = "drop_rate"
 	figErrors          = "errors"
 	figCompleted       = "completed"
 	figRequestRate     = "request_throughput"
@@ -68,6 +69,7 @@ type scalarDef struct {
 var scalars = [...]scalarDef{
 	{figContinuity, kindRate},
 	{figErrorRate, kindRate},
+	{figDropRate, kindRate},
 	{figErrors, kindPlain},
 	{figCompleted, kindPlain},
 	{figRequestRate, kindPlain},

@@ -53,7 +53,8 @@ func TestAudibleAndFirstEventFigures(t *testing.T) {
 
 	// From the intended start: the lag shifts TTFA like TTFP; not the silence.
 	recs[0].LagS = 0.1
-	s = Compute(recs[:1], Options{FromIntended: true})
+	recs[0].LatencyOrigin = results.OriginIntended
+	s = Compute(recs[:1], Options{})
 	ttfa, _ = s.Metric(MetricTTFAAudible)
 	sil, _ = s.Metric(MetricLeadingSilence)
 	approx(t, "shifted ttfa", ttfa.Mean, 400)

@@ -77,7 +77,7 @@ func (g Goodput) String() string {
 	return fmt.Sprintf("%s<=%gms", g.Metric, g.Limit*1000)
 }
 
-func computeGoodput(recs []results.Record, slos []Goodput, fromIntended, includeRamp bool, durationS float64) *GoodputResult {
+func computeGoodput(recs []results.Record, slos []Goodput, includeRamp bool, durationS float64) *GoodputResult {
 	res := &GoodputResult{}
 	for _, g := range slos {
 		res.SLOs = append(res.SLOs, g.String())
@@ -91,10 +91,6 @@ func computeGoodput(recs []results.Record, slos []Goodput, fromIntended, include
 		if !r.OK() {
 			continue
 		}
-		shift := 0.0
-		if fromIntended {
-			shift = r.LagS
-		}
 		good := true
 		for _, g := range slos {
 			var v float64
@@ -103,11 +99,11 @@ func computeGoodput(recs []results.Record, slos []Goodput, fromIntended, include
 				if !r.HasAudio() {
 					good = false
 				}
-				v = r.TTFPS + shift
+				v = r.Latency(r.TTFPS)
 			case "ttft":
-				v = r.TTFTS + shift
+				v = r.Latency(r.TTFTS)
 			case "e2e":
-				v = r.E2ES + shift
+				v = r.Latency(r.E2ES)
 			case "itl":
 				for _, x := range r.TextGapsS {
 					v = max(v, x)

@@ -24,9 +24,6 @@ type Options struct {
 	Percentiles []float64 // default DefaultPercentiles()
 	Thresholds  []float64 // continuity thresholds in seconds; default [0.1]
 	Goodput     []Goodput // per-request SLOs for goodput; none = no goodput figure
-	// FromIntended adds each request's scheduling lag to its latencies, so an
-	// open-loop report measures from the intended start (no coordinated omission).
-	FromIntended bool
 	// IncludeRamp keeps the requests of a load ramp (Record.Phase "ramp")
 	// in the figures; by default they are counted apart, like warm-up.
 	IncludeRamp bool
@@ -61,6 +58,10 @@ const (
 	MetricQueue = "client_queue_ms"
 )
 
+// OriginMixed is Summary.LatencyOrigin when the measured records do not share
+// one origin (records of different runs summarised together).
+const OriginMixed = "mixed"
+
 // Metric is the distribution of one per-request figure.
 type Metric struct {
 	Name    string        `json:"name"`
@@ -90,11 +91,19 @@ type Players struct {
 
 // Requests counts outcomes. Warm-up requests are excluded everywhere else.
 type Requests struct {
-	Total     int            `json:"total"` // measured requests sent
-	Completed int            `json:"completed"`
-	Failed    int            `json:"failed"`
-	Warmup    int            `json:"warmup"`
-	Ramp      int            `json:"ramp,omitempty"`           // ramp-phase requests left out (see Options.IncludeRamp)
+	Total     int `json:"total"` // measured requests sent
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Warmup    int `json:"warmup"`
+	Ramp      int `json:"ramp,omitempty"` // ramp-phase requests left out (see Options.IncludeRamp)
+	// ErrorRate is Failed / Total (0 when nothing was sent).
+	ErrorRate float64 `json:"error_rate"`
+	// Dropped counts open-loop arrivals refused by --max-inflight (never
+	// sent, so not in Total); DropRate is Dropped / (Total + Dropped). The
+	// runner sets both from the load generator (SetDropped); a summary
+	// recomputed from a results file has no drops to count.
+	Dropped   int            `json:"dropped"`
+	DropRate  float64        `json:"drop_rate"`
 	ByError   map[string]int `json:"by_error,omitempty"`       // error class -> count
 	ByStatus  map[string]int `json:"by_http_status,omitempty"` // HTTP status of http_status errors
 	ByFinish  map[string]int `json:"by_finish_reason,omitempty"`
@@ -117,8 +126,12 @@ type Audio struct {
 
 // Summary is everything a run report shows.
 type Summary struct {
-	SchemaVersion int            `json:"schema_version"`
-	Mode          string         `json:"mode"`
+	SchemaVersion int    `json:"schema_version"`
+	Mode          string `json:"mode"`
+	// LatencyOrigin is the measured records' results.Record.LatencyOrigin
+	// (OriginIntended or OriginSend), or "mixed" when they differ; FromIntended
+	// is true when every measured record counts from its intended start.
+	LatencyOrigin string         `json:"latency_origin,omitempty"`
 	FromIntended  bool           `json:"latency_from_intended_start"`
 	DurationS     float64        `json:"duration_s"` // first send to last response end
 	RequestRate   float64        `json:"request_throughput"`
@@ -130,7 +143,12 @@ type Summary struct {
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
 	bench         *benchSamples  // the benchmark's per-request figures, for Bench
 	Percentiles   []float64      `json:"percentiles"`
-	Warnings      []string       `json:"warnings,omitempty"`
+	// Errors is the error set: one group per distinct (class, status,
+	// message) of the failed measured requests, most frequent first, at most
+	// MaxErrorGroups; ErrorsOmitted counts the failures in groups left out.
+	Errors        []ErrorGroup `json:"errors,omitempty"`
+	ErrorsOmitted int          `json:"errors_omitted,omitempty"`
+	Warnings      []string     `json:"warnings,omitempty"`
 }
 
 // Metric returns the named metric's summary.
@@ -153,7 +171,6 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	}
 	s := &Summary{
 		SchemaVersion: results.SchemaVersion,
-		FromIntended:  opts.FromIntended,
 		Percentiles:   opts.Percentiles,
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
@@ -181,14 +198,17 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			continue
 		}
 		s.Requests.Total++
+		switch s.LatencyOrigin {
+		case "":
+			s.LatencyOrigin = r.Origin()
+		case r.Origin():
+		default:
+			s.LatencyOrigin = OriginMixed
+		}
 		s.Audio.InputDurationS += r.InputAudioS
 		s.Audio.InputBytes += r.InputAudioBytes
 		firstSend = math.Min(firstSend, r.SentS)
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
-		shift := 0.0
-		if opts.FromIntended {
-			shift = r.LagS
-		}
 		lag = append(lag, r.LagS*1000)
 		queue = append(queue, r.QueueS*1000)
 		for _, d := range r.StampDelaysS {
@@ -206,9 +226,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.FinishReason != "" {
 			s.Requests.ByFinish[r.FinishReason]++
 		}
-		e2e = append(e2e, (r.E2ES+shift)*1000)
+		e2e = append(e2e, r.Latency(r.E2ES)*1000)
 		if r.TTFTS > 0 {
-			ttft = append(ttft, (r.TTFTS+shift)*1000)
+			ttft = append(ttft, r.Latency(r.TTFTS)*1000)
 		}
 		for _, g := range r.TextGapsS {
 			gaps = append(gaps, g*1000)
@@ -220,14 +240,14 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.ChatPath() {
 			s.Requests.ChatWithAudio++
 		}
-		ttfp = append(ttfp, (r.TTFPS+shift)*1000)
+		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		first := r.TTFPS
 		if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
 			first = min(first, r.FirstAudioEventS)
 		}
-		ttfpEvent = append(ttfpEvent, (first+shift)*1000)
+		ttfpEvent = append(ttfpEvent, r.Latency(first)*1000)
 		if r.TTFAAudibleS > 0 {
-			ttfa = append(ttfa, (r.TTFAAudibleS+shift)*1000)
+			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
 		}
 		if r.LeadingSilenceS != nil {
 			silence = append(silence, *r.LeadingSilenceS*1000)
@@ -274,8 +294,16 @@ func Compute(recs []results.Record, opts Options) *Summary {
 			}
 		}
 	}
+	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	if s.Players.Responses > 0 {
 		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
+	}
+	if s.Requests.Total > 0 {
+		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
+	}
+	s.Errors, s.ErrorsOmitted = errorSet(recs, opts.IncludeRamp)
+	if s.ErrorsOmitted > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
 	}
 	if s.Requests.Total > 0 && lastEnd > firstSend {
 		s.DurationS = lastEnd - firstSend
@@ -314,7 +342,7 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricStampDelay, "ms", stamp)
 	add(MetricQueue, "ms", queue)
 	if len(opts.Goodput) > 0 {
-		s.Goodput = computeGoodput(recs, opts.Goodput, opts.FromIntended, opts.IncludeRamp, s.DurationS)
+		s.Goodput = computeGoodput(recs, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
 	s.bench = benchSamplesOf(recs, opts.Percentiles)
 	for k := range s.Requests.ByStatus {
@@ -327,4 +355,16 @@ func Compute(recs []results.Record, opts Options) *Summary {
 
 func (c Continuity) String() string {
 	return fmt.Sprintf("%s ms: %d/%d", c.ThresholdMS, c.OK, c.Of)
+}
+
+// CheckPercentiles refuses percentiles outside (0, 100]: p0 is the minimum,
+// reported already, and anything else is not a percentile. flag names the
+// option in the error ("--percentiles").
+func CheckPercentiles(flag string, ps []float64) error {
+	for _, p := range ps {
+		if !(p > 0 && p <= 100) {
+			return fmt.Errorf("%s: percentile %v is outside (0, 100]", flag, p)
+		}
+	}
+	return nil
 }

@@ -80,12 +80,71 @@ func TestComputeHandChecked(t *testing.T) {
 }
 
 func TestComputeFromIntendedAddsLag(t *testing.T) {
-	s := Compute(fixture(), Options{FromIntended: true})
+	recs := fixture()
+	for i := range recs {
+		recs[i].LatencyOrigin = results.OriginIntended
+	}
+	s := Compute(recs, Options{})
+	if !s.FromIntended || s.LatencyOrigin != results.OriginIntended {
+		t.Errorf("origin %q, from intended %v; want intended", s.LatencyOrigin, s.FromIntended)
+	}
 	e2e, _ := s.Metric(MetricE2E)
 	// (1.01 + 2.02 + 3.03) / 3 s = 2.02 s.
 	approx(t, "e2e mean from intended", e2e.Mean, 2020)
 	lag, _ := s.Metric(MetricLag)
 	approx(t, "lag mean", lag.Mean, (10+20+30+0)/4.0)
+}
+
+// The same responses sent 1 s late: measured from the intended start their
+// TTFP, TTFT and e2e are 1 s (1000 ms) higher; measured from the send they
+// are not, and the summary says which origin it used.
+func TestComputeSchedulingLagRaisesLatencyFromIntended(t *testing.T) {
+	onTime := fixture()
+	late := fixture()
+	for i := range late {
+		late[i].LagS = 1
+		late[i].SentS += 1
+		late[i].LatencyOrigin = results.OriginIntended
+		onTime[i].LagS = 0
+		onTime[i].LatencyOrigin = results.OriginIntended
+	}
+	a, b := Compute(onTime, Options{}), Compute(late, Options{})
+	for _, name := range []string{MetricTTFP, MetricTTFT, MetricE2E} {
+		ma, _ := a.Metric(name)
+		mb, _ := b.Metric(name)
+		approx(t, name+" mean, 1 s late minus on time", mb.Mean-ma.Mean, 1000)
+		approx(t, name+" p50, 1 s late minus on time", mb.Median-ma.Median, 1000)
+	}
+	// TTFP means by hand: (0.1+0.2+0.3)/3 s = 200 ms on time, 1200 ms late.
+	ttfp, _ := b.Metric(MetricTTFP)
+	approx(t, "late ttfp mean", ttfp.Mean, 1200)
+
+	sent := fixture()
+	for i := range sent {
+		sent[i].LagS = 1
+		sent[i].LatencyOrigin = results.OriginSend
+	}
+	s := Compute(sent, Options{})
+	ttfp, _ = s.Metric(MetricTTFP)
+	approx(t, "send-relative ttfp mean ignores the lag", ttfp.Mean, 200)
+	if s.FromIntended || s.LatencyOrigin != results.OriginSend {
+		t.Errorf("origin %q, from intended %v; want send", s.LatencyOrigin, s.FromIntended)
+	}
+	g, _ := ParseGoodput("ttfp:500ms")
+	if got := Compute(late, Options{Goodput: g}).Goodput.Good; got != 0 {
+		t.Errorf("goodput ttfp<=500ms with 1 s lag counts %d good; the lag must count", got)
+	}
+	if got := Compute(onTime, Options{Goodput: g}).Goodput.Good; got != 3 {
+		t.Errorf("goodput ttfp<=500ms on time counts %d good, want 3", got)
+	}
+}
+
+func TestComputeMixedOrigins(t *testing.T) {
+	recs := fixture()
+	recs[1].LatencyOrigin = results.OriginIntended
+	if s := Compute(recs, Options{}); s.LatencyOrigin != OriginMixed || s.FromIntended {
+		t.Errorf("origin %q, from intended %v; want mixed, false", s.LatencyOrigin, s.FromIntended)
+	}
 }
 
 func TestBenchKeys(t *testing.T) {

@@ -96,7 +96,7 @@ func FiguresOf(s *summary.Summary, recs []results.Record) Figures {
 			if len(recs) == 0 {
 				return nan
 			}
-			extra = summary.Compute(recs, summary.Options{Percentiles: []float64{50, 95}, FromIntended: s.FromIntended})
+			extra = summary.Compute(recs, summary.Options{Percentiles: []float64{50, 95}})
 		}
 		m, ok = extra.Metric(metric)
 		if !ok {

@@ -27,6 +27,7 @@ package wsclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/omnibench/omnibench/audiofile"
@@ -331,14 +332,18 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 	}
 	select {
 	case m, ok := <-cn.msgs:
-		if !ok {
-			return message{}, cn.endFailure(events)
+		if ok && m.err == nil {
+			return m, nil
 		}
-		if m.err != nil {
+		if ok {
 			cn.readErr = m.err
-			return message{}, cn.endFailure(events)
 		}
-		return m, nil
+		if ctx.Err() != nil {
+			// Cancelling the run closes the connection under the reader,
+			// and that close can win the select: it is still the interrupt.
+			return message{}, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+		}
+		return message{}, cn.endFailure(events)
 	case <-idle.C:
 		return message{}, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
 	case <-dl:
@@ -380,9 +385,80 @@ func (cn *conn) send(ctx context.Context, p []byte) *failure {
 		if ctx.Err() != nil {
 			return fatal(results.ErrCancelled, "run interrupted while sending")
 		}
+		// A server that rejects a message answers with an error event and
+		// closes; the client, pipelining its messages, then fails a write.
+		// The server's own words are the reason, not the dead socket.
+		if text, ok := cn.pendingServerError(ctx); ok {
+			return fatal(results.ErrStreamError, "server error: %s; then the connection ended", text)
+		}
 		return fatal(results.ErrConnect, "sending a message: %s", cn.redact(err.Error()))
 	}
 	return nil
+}
+
+// maxErrorWait bounds the look for a server error event after a failed write.
+const maxErrorWait = time.Second
+
+// pendingServerError reads what the server sent before the connection
+// ended (at most maxErrorWait) and returns the text of its error event, if
+// it sent one: `{"type":"error","message":...}` on the speech stream,
+// `{"type":"error","error":...}` (a string or an object with a message) on
+// the realtime endpoints.
+func (cn *conn) pendingServerError(ctx context.Context) (string, bool) {
+	t := time.NewTimer(maxErrorWait)
+	defer t.Stop()
+	var text string
+	found := false
+	for {
+		select {
+		case m, ok := <-cn.msgs:
+			if !ok {
+				return text, found
+			}
+			if m.err != nil {
+				// The end of the connection: keep its close frame.
+				cn.readErr = m.err
+				var ce websocket.CloseError
+				if errors.As(m.err, &ce) {
+					cn.closed = &ce
+				}
+				return text, found
+			}
+			if et, ok := serverErrorText(m.data); ok && !found {
+				text, found = cn.redact(et), true
+			}
+		case <-t.C:
+			return text, found
+		case <-ctx.Done():
+			return text, found
+		}
+	}
+}
+
+// serverErrorText extracts the text of an error event.
+func serverErrorText(data []byte) (string, bool) {
+	var ev struct {
+		Type    string          `json:"type"`
+		Message *string         `json:"message"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &ev) != nil || ev.Type != "error" {
+		return "", false
+	}
+	if ev.Message != nil {
+		return *ev.Message, true
+	}
+	var s string
+	if json.Unmarshal(ev.Error, &s) == nil {
+		return s, true
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(ev.Error, &obj) == nil && obj.Message != "" {
+		return obj.Message, true
+	}
+	return string(data), true
 }
 
 // maxCloseWait bounds the wait for the server's close after session.close.

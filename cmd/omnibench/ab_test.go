@@ -318,7 +318,8 @@ func TestABCmd(t *testing.T) {
 		if err == nil {
 			t.Fatal("no error")
 		}
-		for _, want := range []string{"arm A", "exited before it became healthy", "exit status 1", filepath.Join(dir, "a-server.log"), "--replicas"} {
+		// serve exits 2 on a bad flag value (unusable input).
+		for _, want := range []string{"arm A", "exited before it became healthy", "exit status 2", filepath.Join(dir, "a-server.log"), "--replicas"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error lacks %q: %v", want, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/omnibench/omnibench/compare"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // compareOptions holds the flags of `omnibench compare`.
@@ -87,6 +88,9 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	test, err := stats.ParseTest(o.test)
 	if err != nil {
 		return withExitCode(2, fmt.Errorf("--test: %w", err))
+	}
+	if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+		return withExitCode(2, err)
 	}
 	opts := compare.Options{Alpha: o.alpha, Test: test, Percentiles: o.percentiles}
 	if opts.Percentiles == nil {

@@ -53,6 +53,9 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			if err != nil {
 				return withExitCode(2, err)
 			}
+			if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+				return withExitCode(2, err)
+			}
 			var goodput []summary.Goodput
 			if o.goodput != "" {
 				if goodput, err = summary.ParseGoodput(o.goodput); err != nil {
@@ -63,7 +66,7 @@ goodput SLOs. An interrupted run's file reads like any other.`,
 			if err != nil {
 				return withExitCode(2, notResultsFile(args[0], err, true))
 			}
-			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, FromIntended: h.Mode == "open"})
+			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
 			if o.html != "" {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +28,21 @@ own embedded simulator.`,
 	}
 	// A flag that does not parse is unusable input, like any other bad flag.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	// So is a command that does not exist. Cobra reports one only when the
+	// root takes no arguments of its own; these two keep its wording and
+	// suggestions but exit 2, and `omnibench` alone still prints the help.
+	root.SuggestionsMinimumDistance = 2
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return withExitCode(2, fmt.Errorf("%s (see omnibench --help)", msg))
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.AddCommand(
 		// Subcommands register here, one constructor per command file.
 		newRunCmd(),
@@ -44,6 +62,12 @@ own embedded simulator.`,
 	)
 	finishCommands(root) // help defaults and value completions of every command
 	redactErrors(root)   // returned errors are redacted like the output
+	// Wrong arguments to any command are unusable input too.
+	for _, c := range root.Commands() {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+	}
 	return root
 }
 

@@ -97,6 +97,8 @@ type runOptions struct {
 
 	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
 	outputs runOutputs
+	// maxErrorRate is run's failure-rate gate: the SLO error_rate<=X.
+	maxErrorRate float64
 
 	// client-side metrics exporter (run only; see run_metrics.go)
 	metrics metricsOptions
@@ -132,6 +134,8 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
+		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
 	o.shard.addFlags(cmd.Flags())
 	return cmd
 }
@@ -162,8 +166,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated when its CPU exceeds this share of its usable cores")
 	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
-	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests (default from the scenario, else 20)")
-	f.DurationVarP(&o.duration, "duration", "d", 0, "stop scheduling after this long (whichever of -n and -d comes first)")
+	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests; 0 = no count bound (default from the scenario, else 20; none with -d alone)")
+	f.DurationVarP(&o.duration, "duration", "d", 0, "schedule requests for this long; alone it runs the whole duration, with -n whichever comes first")
 	f.IntVar(&o.warmup, "warmup", -1, "warm-up requests sent first and excluded from the figures (default from the scenario, else 0)")
 	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
 	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
@@ -207,10 +211,13 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err != nil {
 		return cfg, nil, err
 	}
+	if _, _, err := runner.ParseTarget(o.url); err != nil {
+		return cfg, nil, err
+	}
 	sc = sc.Clone()
+	var notes []string
 	if f.Changed("kind") {
-		sc.Kind = o.kind
-		sc.Endpoint = ""
+		notes = sc.SetKind(o.kind)
 	}
 	if f.Changed("model") {
 		sc.Model = o.model
@@ -296,7 +303,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		RampUp:      o.rampUp,
 		Arrival:     o.arrival,
 		Burstiness:  o.burstiness,
-		Requests:    pick(o.requests, sc.Load.Requests, 0),
+		Requests:    o.requests,
 		Duration:    o.duration,
 		Warmup:      o.warmup,
 		MaxInflight: o.maxInflight,
@@ -312,7 +319,11 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if lc.Burstiness == 0 {
 		lc.Burstiness = sc.Load.Burstiness
 	}
-	if lc.Duration == 0 {
+	// The bounds: a flag (or a caller's preset default, as ab's) replaces
+	// the scenario's bound of the same kind; -d alone runs for the whole
+	// duration (the scenario's request count does not cut it short), and
+	// -n 0 is no count bound.
+	if lc.Duration == 0 && !f.Changed("duration") {
 		lc.Duration = sc.Load.Duration
 	}
 	if o.stages != "" {
@@ -332,10 +343,17 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			lc.Duration = total // the stages bound the run (so -n is not defaulted)
 		}
 	}
+	// Stages run for their whole length, like -d alone.
+	if lc.Requests == 0 && o.stages == "" && !f.Changed("requests") && !f.Changed("duration") {
+		lc.Requests = sc.Load.Requests
+	}
 	if lc.Warmup < 0 {
 		lc.Warmup = sc.Load.Warmup
 	}
 	if lc.Requests == 0 && lc.Duration == 0 {
+		if f.Changed("requests") {
+			return cfg, nil, fmt.Errorf("--requests 0 is no count bound: give --duration to bound the run")
+		}
 		lc.Requests = 20
 	}
 	if lc.Rate > 0 && lc.Arrival == "" {
@@ -355,6 +373,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	mode, err := continuity.ParseMode(o.mode)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
+	}
+	if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
+		return cfg, nil, err
 	}
 	percentiles := o.percentiles
 	if len(percentiles) == 0 {
@@ -430,6 +451,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           flagRedactor(f),
+		Notes:            notes,
 	}
 	return cfg, sc, nil
 }
@@ -448,6 +470,11 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	slos, err := parseSLOs(sc, o.outputs.slos)
 	if err != nil {
 		return withExitCode(2, err)
+	}
+	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
+		return withExitCode(2, err)
+	} else if ok {
+		slos = append(slos, gate)
 	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
@@ -529,6 +556,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 	}
 	failed := errors.Join(outErr, metricsErr)
+	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
 	switch {
 	case runErr != nil:
 		if failed != nil {
@@ -540,6 +568,8 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			fmt.Fprintln(stderr, "omnibench:", miss)
 		}
 		return failed
+	case outcome.Summary.NothingMeasured():
+		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
 	}
 	return sloMiss(verdicts)
 }

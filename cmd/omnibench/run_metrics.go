@@ -72,7 +72,6 @@ func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario)
 		Scenario:       sc.Name,
 		Thresholds:     cfg.Summary.Thresholds,
 		ContinuityMode: cfg.Client.ContinuityMode,
-		FromIntended:   cfg.Load.Open(), // as the report measures latency
 		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
 		IncludeRamp:    cfg.Summary.IncludeRamp,
 		Shard:          shardLabel(cfg.Load.Shard),

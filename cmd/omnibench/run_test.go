@@ -282,10 +282,11 @@ func TestRunCmdAPIKeyNeverWritten(t *testing.T) {
 			for _, format := range []string{"json", "table"} {
 				stdout, stderr, code, err := execRun(t, "--url", hs.URL, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
 					"--api-key", key, "-H", "X-Api-Key: "+header, "--format", format, "--out", out, "--summary", sum)
-				if code != 0 {
-					t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)
+				// Every request rejected: nothing was measured (exit 1).
+				if want := map[bool]int{false: 0, true: 1}[reject]; code != want {
+					t.Fatalf("exit %d (%v), want %d\nstderr:\n%s", code, err, want, stderr)
 				}
-				outputs[format+" stdout"], outputs[format+" stderr"] = stdout, stderr
+				outputs[format+" stdout"], outputs[format+" stderr"] = stdout, stderr+fmt.Sprint(err)
 				for _, f := range []string{out, sum} {
 					data, err := os.ReadFile(f)
 					if err != nil {

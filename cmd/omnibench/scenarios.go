@@ -35,7 +35,7 @@ their line) and prints the scenario as omnibench reads it, defaults filled in.`,
 		Example: `  omnibench scenarios
   omnibench scenarios tts-short > my-tts.yaml
   omnibench scenarios ./my-tts.yaml`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -45,6 +45,9 @@ their line) and prints the scenario as omnibench reads it, defaults filled in.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				return showScenario(cmd, args[0])
+			}
+			if err := report.CheckFormat(o.format, scenariosFormats()...); err != nil {
+				return withExitCode(2, err)
 			}
 			return listScenarios(cmd, o)
 		},
@@ -110,12 +113,13 @@ func showScenario(cmd *cobra.Command, nameOrPath string) error {
 		_, err = cmd.OutOrStdout().Write(src)
 		return err
 	}
+	// A scenario that does not load is unusable input, as it is for run.
 	s, err := scenarios.Open(nameOrPath)
 	if err != nil {
-		return err
+		return withExitCode(2, err)
 	}
 	if _, err := s.Prompts(); err != nil {
-		return fmt.Errorf("scenario %s: %w", nameOrPath, err)
+		return withExitCode(2, fmt.Errorf("scenario %s: %w", nameOrPath, err))
 	}
 	enc := yaml.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent(2)

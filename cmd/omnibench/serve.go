@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,10 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
 			if err != nil {
-				return err
+				return withExitCode(2, err)
+			}
+			if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+				return withExitCode(2, fmt.Errorf("--addr %q: want host:port: %w", cfg.Addr, err))
 			}
 			run, err := simulator.Start(cmd.Context(), cfg)
 			if err != nil {

@@ -374,8 +374,9 @@ func TestCapacityScenarioSLOs(t *testing.T) {
 	root.SetErr(io.Discard)
 	err = root.ExecuteContext(t.Context())
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "scenario chat-voice: slos[0]") {
-		t.Errorf("bad scenario SLO: error %v, want exit status 2 naming scenario chat-voice: slos[0]", err)
+	// The scenario checker refuses it, at its file and line.
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "bad.yaml:17: slos[0]") {
+		t.Errorf("bad scenario SLO: error %v, want exit status 2 naming bad.yaml:17: slos[0]", err)
 	}
 }
 

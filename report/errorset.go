@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/summary"
+)
+
+// errorMessageWidth is the widest message the error-set table shows in its
+// column: with the other four columns and the borders the table stays within
+// 100 columns. A longer message is cut there and given whole in a footnote.
+const errorMessageWidth = 44
+
+// ErrorSetTable renders the run's error set (summary.Summary.Errors): one row
+// per distinct (class, status, message), most frequent first, with the first
+// request that failed that way. ok is false when no measured request failed.
+func ErrorSetTable(s *summary.Summary) (t Table, ok bool) {
+	if s == nil || len(s.Errors) == 0 {
+		return Table{}, false
+	}
+	t = Table{Title: "Errors", Header: []string{"count", "class", "status", "first request", "message"}}
+	for _, g := range s.Errors {
+		status := "-"
+		if g.Status != 0 {
+			status = strconv.Itoa(g.Status)
+		}
+		msg := g.Message
+		if utf8.RuneCountInString(msg) > errorMessageWidth {
+			// Cut where a word may be longer than the column (a URL): the
+			// whole message is the footnote.
+			msg = cutRunes(msg, errorMessageWidth-8) + "... " + t.Footnote(msg)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(g.Count), g.Class, status, g.FirstID, msg})
+	}
+	if s.ErrorsOmitted > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d more failures with other messages are not listed (at most %d rows).", s.ErrorsOmitted, summary.MaxErrorGroups))
+	}
+	if s.NothingMeasured() {
+		t.Notes = append(t.Notes, NothingMeasured(s))
+	}
+	return t, true
+}
+
+// NothingMeasured words the failure of a run in which no measured request
+// completed, with its most frequent reason: what stderr, the report and the
+// HTML banner say.
+func NothingMeasured(s *summary.Summary) string {
+	switch {
+	case s.Requests.Total == 0 && s.Requests.Dropped > 0:
+		return fmt.Sprintf("nothing was measured: all %d arrivals were dropped by --max-inflight", s.Requests.Dropped)
+	case s.Requests.Total == 0 && s.Requests.Ramp > 0:
+		return fmt.Sprintf("nothing was measured: all %d requests were in the ramp, which the figures leave out (--include-ramp keeps them)", s.Requests.Ramp)
+	case s.Requests.Total == 0:
+		return "nothing was measured: no request was sent"
+	case s.TopReason() == "":
+		return fmt.Sprintf("nothing was measured: none of %d requests completed", s.Requests.Total)
+	}
+	return fmt.Sprintf("nothing was measured: none of %d requests completed; top reason: %s", s.Requests.Total, s.TopReason())
+}
+
+// failureBanner is the section the HTML run report opens with when nothing
+// was measured, so the page cannot be mistaken for a result.
+func failureBanner(s *summary.Summary) (HTMLSection, bool) {
+	if s == nil || !s.NothingMeasured() {
+		return HTMLSection{}, false
+	}
+	b := HTMLSection{Title: "Run failed: nothing was measured", Notes: []string{NothingMeasured(s)}, alert: true}
+	if t, ok := ErrorSetTable(s); ok {
+		b.Tables = []Table{t}
+	}
+	return b, true
+}
+
+// cutRunes returns the first n characters of s.
+func cutRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// stderrErrorRows is how many error-set rows the stderr summary shows; the
+// report has them all.
+const stderrErrorRows = 5
+
+// ErrorSetText is the error set for stderr: a count line and the most
+// frequent groups, one per line, then the dropped arrivals beside them, each
+// line starting with prefix; "" when no measured request failed and none was
+// dropped.
+func ErrorSetText(s *summary.Summary, prefix string) string {
+	if s == nil {
+		return ""
+	}
+	var b strings.Builder
+	if len(s.Errors) > 0 {
+		fmt.Fprintf(&b, "%s%d of %d measured requests failed (error rate %s):\n", prefix, s.Requests.Failed, s.Requests.Total, FormatFixed(s.Requests.ErrorRate, 4))
+		for i, g := range s.Errors {
+			if i == stderrErrorRows {
+				fmt.Fprintf(&b, "%s  ... %d more kinds of failure in the report's error table\n", prefix, len(s.Errors)-i)
+				break
+			}
+			fmt.Fprintf(&b, "%s  %s\n", prefix, g)
+		}
+	}
+	if d := s.Requests.Dropped; d > 0 {
+		fmt.Fprintf(&b, "%s%d open-loop arrivals dropped by --max-inflight, never sent (drop rate %s)\n", prefix, d, FormatFixed(s.Requests.DropRate, 4))
+	}
+	return b.String()
+}

@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/omnibench/omnibench/results"
+)
+
+// Limits of the /v1/models look-up behind the model hint: it runs after the
+// run, only when requests failed as an unknown model would, and it must
+// never hold up the report or read an unbounded body.
+const (
+	modelsTimeout  = 5 * time.Second
+	maxModelsBody  = 1 << 20 // bytes of the /v1/models response read
+	maxModelsShown = 10      // served model names listed in the hint
+)
+
+// modelHint looks for the most common trap of a new target: the workload asks
+// for a model the server does not serve. When a measured request failed with
+// HTTP 404 or 400 and a message that names a model, it asks the server's
+// /v1/models (with a deadline) what it serves and, when the requested model is
+// not among them, returns a hint that lists them. "" when there is nothing to
+// say or the look-up fails (the error set still shows the server's words).
+func modelHint(ctx context.Context, target, apiKey string, recs []results.Record) string {
+	requested := ""
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.ErrorClass != results.ErrHTTPStatus || (r.Status != http.StatusNotFound && r.Status != http.StatusBadRequest) {
+			continue
+		}
+		if strings.Contains(strings.ToLower(r.Error), "model") {
+			requested = r.Model
+			break
+		}
+	}
+	if requested == "" {
+		return ""
+	}
+	served, err := servedModels(ctx, target, apiKey)
+	if err != nil || len(served) == 0 || slices.Contains(served, requested) {
+		return ""
+	}
+	list := served
+	more := ""
+	if len(list) > maxModelsShown {
+		list, more = list[:maxModelsShown], fmt.Sprintf(" and %d more", len(served)-maxModelsShown)
+	}
+	return fmt.Sprintf("hint: the server does not serve model %q; GET /v1/models lists %s%s (choose one with --model)",
+		requested, strings.Join(quoteAll(list), ", "), more)
+}
+
+// servedModels returns the model ids of GET target/v1/models (OpenAI's
+// {"data":[{"id":...}]}).
+func servedModels(ctx context.Context, target, apiKey string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target+"/v1/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := (&http.Client{Timeout: modelsTimeout}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /v1/models: HTTP %d", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxModelsBody)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("GET /v1/models: %w", err)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
