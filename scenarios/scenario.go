@@ -22,6 +22,11 @@ const (
 	FormatPCM = "pcm"
 	// FormatFLAC is measured for chat only: each audio event is a FLAC file.
 	FormatFLAC = "flac"
+	// FormatMP3 is measured for chat only: each audio event is an MP3 file.
+	FormatMP3 = "mp3"
+	// FormatOpus is measured for chat only: each audio event is an Ogg Opus
+	// file.
+	FormatOpus = "opus"
 )
 
 // Output modalities of a chat request.
@@ -194,12 +199,12 @@ func (s *Scenario) Validate() error {
 		if s.PCMSampleRate == 0 {
 			bad("pcm_sample_rate", "required with audio_format pcm, which states no rate (24000 for Qwen3-Omni and Qwen3-TTS)")
 		}
-	case FormatFLAC:
+	case FormatFLAC, FormatMP3, FormatOpus:
 		if s.Kind != results.KindChat {
-			bad("audio_format", "flac is measured for kind %s only (speech streams are wav or pcm)", results.KindChat)
+			bad("audio_format", "%s is measured for kind %s only (speech streams are wav or pcm)", s.AudioFormat, results.KindChat)
 		}
 	default:
-		bad("audio_format", "must be %s, %s or (chat) %s (got %q)", FormatWAV, FormatPCM, FormatFLAC, s.AudioFormat)
+		bad("audio_format", "must be %s, %s or (chat) %s, %s, %s (got %q)", FormatWAV, FormatPCM, FormatFLAC, FormatMP3, FormatOpus, s.AudioFormat)
 	}
 	if s.PCMSampleRate < 0 || s.PCMSampleRate > 768000 || (s.PCMSampleRate > 0 && s.PCMSampleRate < 1000) {
 		bad("pcm_sample_rate", "must be between 1000 and 768000 Hz (got %d)", s.PCMSampleRate)
