@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/flacfile"
+	"github.com/omnibench/omnibench/mp3file"
+	"github.com/omnibench/omnibench/oggopus"
 	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/wav"
@@ -125,5 +127,60 @@ func (s *stream) flacEvent(data []byte, field string, now time.Time) error {
 	}
 	s.onset.stop()
 	s.addChunkBytes(now, int(info.Frames)*f.BytesPerFrame(), nil)
+	return nil
+}
+
+// mp3Event measures one MP3 chat audio event from its frame headers (and
+// Xing/LAME tag); where go-mp3 can decode it (MPEG 1 and 2) its PCM goes
+// through the usual chunk path (onset, --save-audio), otherwise it counts
+// as header-measured audio without an onset, as in flacEvent.
+func (s *stream) mp3Event(data []byte, field string, now time.Time) error {
+	info, err := mp3file.Parse(data)
+	if err != nil {
+		return fail(results.ErrMalformed, "event %d: %s: bad MP3: %w", s.events, field, err)
+	}
+	if err := s.setFormat(info.Format()); err != nil {
+		return err
+	}
+	if mp3file.Decodable(info) {
+		p, err := mp3file.Decode(data, info, s.flacPCM[:0])
+		if err != nil {
+			return fail(results.ErrMalformed, "event %d: %s: bad MP3: %w", s.events, field, err)
+		}
+		s.flacPCM = p
+		s.addChunk(now, p)
+		return nil
+	}
+	s.onset.stop()
+	s.addChunkBytes(now, int(info.Frames)*info.Format().BytesPerFrame(), nil)
+	return nil
+}
+
+// opusEvent measures one Ogg Opus chat audio event from its pages: samples
+// at 48 kHz from the last granule position less the pre-skip, counted as
+// frames at the input rate OpusHead states. No well-kept
+// pure-Go Opus decoder exists, so the response's audible onset stays
+// unmeasured (unknown, not silence) and --save-audio has no PCM of it.
+func (s *stream) opusEvent(data []byte, field string, now time.Time) error {
+	info, err := oggopus.Parse(data)
+	if err != nil {
+		return fail(results.ErrMalformed, "event %d: %s: bad Ogg Opus: %w", s.events, field, err)
+	}
+	// Opus always codes at 48 kHz; OpusHead states the rate the encoder's
+	// input had, which for a server is its model's output rate, the rate
+	// its audio_frames_total counts. The frames are counted at that rate
+	// (rounded to a sample; the duration is the same), at 48 kHz when the
+	// header states none.
+	rate, frames := oggopus.Rate, info.Frames
+	if info.InputRate >= 1000 && info.InputRate <= oggopus.Rate {
+		rate = info.InputRate
+		frames = (info.Frames*int64(rate) + oggopus.Rate/2) / oggopus.Rate
+	}
+	f := wav.Format{SampleRate: rate, Channels: info.Channels, BitsPerSample: 16}
+	if err := s.setFormat(f); err != nil {
+		return err
+	}
+	s.onset.stop()
+	s.addChunkBytes(now, int(frames)*f.BytesPerFrame(), nil)
 	return nil
 }

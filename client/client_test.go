@@ -625,7 +625,8 @@ func TestInvalidRequestIsRecorded(t *testing.T) {
 	c := newClient(t, "http://127.0.0.1:1", Options{})
 	for _, req := range []Request{
 		{Kind: "tts"},
-		{Kind: results.KindChat, AudioFormat: "mp3"},
+		{Kind: results.KindChat, AudioFormat: "aac"},
+		{Kind: results.KindSpeech, AudioFormat: "opus"},
 		{Kind: results.KindSpeech, ExtraBody: map[string]any{"response_format": "flac"}},
 		{Kind: results.KindSpeech, ExtraBody: map[string]any{"bad": make(chan int)}},
 		{Kind: results.KindSpeechSSE, PCMSampleRate: -1},

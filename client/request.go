@@ -95,6 +95,10 @@ func normalizeFormat(f string) (string, bool) {
 		return "pcm", true
 	case "flac":
 		return "flac", true // chat only: each event is a FLAC file (flacfile)
+	case "mp3":
+		return "mp3", true // chat only: each event is an MP3 file (mp3file)
+	case "opus":
+		return "opus", true // chat only: each event is an Ogg Opus file (oggopus)
 	}
 	return f, false
 }
@@ -107,7 +111,7 @@ func (r Request) build() ([]byte, string, error) {
 	}
 	format, ok := normalizeFormat(r.AudioFormat)
 	if !ok {
-		return nil, "", fmt.Errorf("audio format %q cannot be measured; use wav, pcm or (chat) flac", r.AudioFormat)
+		return nil, "", fmt.Errorf("audio format %q cannot be measured; use wav, pcm or (chat) flac, mp3, opus", r.AudioFormat)
 	}
 	body := map[string]any{}
 	if r.Model != "" {
@@ -170,8 +174,8 @@ func (r Request) build() ([]byte, string, error) {
 			return nil, "", fmt.Errorf("extra body sets audio format %q, which cannot be measured; use wav or pcm", s)
 		}
 	}
-	if format == "flac" && r.Kind != results.KindChat {
-		return nil, "", fmt.Errorf("audio format flac is measured for chat only; %s streams are pcm or wav", r.Kind)
+	if (format == "flac" || format == "mp3" || format == "opus") && r.Kind != results.KindChat {
+		return nil, "", fmt.Errorf("audio format %s is measured for chat only; %s streams are pcm or wav", format, r.Kind)
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

@@ -84,7 +84,7 @@ type stream struct {
 	readBuf []byte      // raw speech read buffer
 	sr      *sse.Reader // event-stream reader, reused across requests
 	onset   Onset       // audible onset (audible.go); its detector is reused across requests
-	flacPCM []byte      // decoded PCM of a FLAC event
+	flacPCM []byte      // decoded PCM of a FLAC or MP3 event
 	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
@@ -407,6 +407,14 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 		// STREAMINFO; PCM (s16) decoded from its frames, for the onset and
 		// --save-audio, where the decoder can (flacfile.Decodable).
 		return s.flacEvent(data, field, now)
+	case s.format == "mp3" && s.kind == results.KindChat:
+		// Every chat event is a complete MP3 file: frames from its frame
+		// headers and Xing/LAME tag, PCM from go-mp3 (mp3file.Decodable).
+		return s.mp3Event(data, field, now)
+	case s.format == "opus" && s.kind == results.KindChat:
+		// Every chat event is a complete Ogg Opus file: frames from its
+		// granule positions; never decoded (oggopus).
+		return s.opusEvent(data, field, now)
 	case s.format == "wav" && isRIFF(data):
 		// Speech SSE: the first delta is the header (the bare streaming
 		// header, or a whole file), later deltas continue its data or

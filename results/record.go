@@ -20,6 +20,9 @@ const (
 	KindSpeechSSE = "speech-sse" // POST /v1/audio/speech, stream_format "sse"
 	KindSpeechWS  = "speech-ws"  // WS /v1/audio/speech/stream: one record per utterance of a session
 	KindRealtime  = "realtime"   // WS /v1/realtime?duplex=1 (OpenAI Realtime): one record per turn of a session
+	// KindRealtimeAudio is plain WS /v1/realtime: speech in (16 kHz PCM16
+	// appends), speech out; one record per commit cycle of a session.
+	KindRealtimeAudio = "realtime-audio"
 )
 
 // Error classes. A failed request has exactly one.
@@ -167,6 +170,15 @@ type WSTurn struct {
 	// fails when it differs from the bytes received.
 	ServerTotalBytes *int64 `json:"server_total_bytes,omitempty"`
 	Words            int    `json:"words,omitempty"` // word timestamps received (audio.chunk mode)
+
+	// realtime-audio: the time from the first input_audio_buffer.append to
+	// the final commit (the real-time pacing of the spoken input), TTFP
+	// counted from the first append, and the output audio bytes that
+	// arrived before the final commit (their offsets are counted as 0: the
+	// listener hears them at the end of speech at the earliest).
+	SpeechLeadS      float64 `json:"speech_lead_s,omitempty"`
+	TTFPFirstAppendS float64 `json:"ttfp_first_append_s,omitempty"`
+	EarlyAudioBytes  int64   `json:"early_audio_bytes,omitempty"`
 
 	// Bench holds the turn's figures as the vLLM-Omni benchmark's realtime
 	// backends define them (realtime only).

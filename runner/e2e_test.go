@@ -97,8 +97,7 @@ func workload(t *testing.T, scenario, kind, format string) *scenarios.Workload {
 	}
 	sc = sc.Clone()
 	if kind != "" {
-		sc.Kind = kind
-		sc.Endpoint = ""
+		sc.SetKind(kind) // as run --kind does
 	}
 	if format != "" {
 		sc.AudioFormat = format

@@ -296,11 +296,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var writeErr error
 	var writeOnce sync.Once
 	// deliver takes a finished record to every consumer.
+	var undecodedOnce sync.Once
 	deliver := func(rec *results.Record, audio *bytes.Buffer) {
 		// Every kind's record (HTTP and WebSocket) says its latency origin.
 		rec.LatencyOrigin = out.Header.LatencyOrigin()
 		col.add(rec)
-		if audio != nil && rec.HasAudio() {
+		if audio != nil && rec.HasAudio() && audio.Len() == 0 {
+			// Measured from file headers, never decoded (Ogg Opus, MPEG 2.5
+			// MP3, FLAC the decoder refuses): a WAV would be empty.
+			undecodedOnce.Do(func() {
+				fmt.Fprintf(cfg.Log, "omnibench: --save-audio: response %s (and any other whose audio was measured from its file headers without being decoded: Ogg Opus, MPEG 2.5 MP3) has no decoded PCM; no WAV written for it\n", rec.ID)
+			})
+		} else if audio != nil && rec.HasAudio() {
 			if err := saveAudio(cfg.SaveAudioDir, rec, audio.Bytes()); err != nil {
 				writeOnce.Do(func() { writeErr = err })
 			}

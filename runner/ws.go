@@ -7,13 +7,15 @@ import (
 	"io"
 	"time"
 
+	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/wsclient"
 )
 
-// WSOptions configures the WebSocket kinds (speech-ws, realtime). Each
+// WSOptions configures the WebSocket kinds (speech-ws, realtime,
+// realtime-audio). Each
 // arrival of the load generator is one session: one connection carrying
 // Turns utterances or turns in turn, each recorded as its own request. In a
 // closed loop a worker therefore keeps one connection busy session after
@@ -24,11 +26,14 @@ type WSOptions struct {
 	TextRate        float64 // speech-ws: words per second of input.text; 0 sends each text whole
 	SpeechAudio     string  // speech-ws audio mode (wsclient.SpeechStream, SpeechFile, SpeechTimestamps); "" is stream
 	MaxMessageBytes int64   // cap on one server message; 0 means wsclient.DefaultMaxMessageBytes
+	// AudioPace is realtime-audio's append pace, a multiple of real time:
+	// 0 means 1 (as spoken), negative sends the input at once.
+	AudioPace float64
 }
 
 // isWSKind reports whether kind is carried over WebSocket sessions.
 func isWSKind(kind string) bool {
-	return kind == results.KindSpeechWS || kind == results.KindRealtime
+	return kind == results.KindSpeechWS || kind == results.KindRealtime || kind == results.KindRealtimeAudio
 }
 
 // turns is the number of records one session yields.
@@ -41,8 +46,12 @@ func wsSession(w *scenarios.Workload, seed int64, o WSOptions, a load.Arrival) w
 	k := o.turns()
 	spec := w.Request(a.Seq*k, seed)
 	texts := make([]string, k)
+	var audio []*audiofile.Clip
 	for i := range texts {
 		texts[i] = w.Prompt(a.Seq*k+i, seed)
+		if spec.Kind == results.KindRealtimeAudio {
+			audio = append(audio, w.Request(a.Seq*k+i, seed).InputAudio)
+		}
 	}
 	endpoint := spec.Endpoint
 	if endpoint == scenarios.DefaultEndpoint(spec.Kind) {
@@ -59,6 +68,8 @@ func wsSession(w *scenarios.Workload, seed int64, o WSOptions, a load.Arrival) w
 		AudioFormat:   spec.AudioFormat,
 		PCMSampleRate: spec.PCMSampleRate,
 		TextRate:      o.TextRate,
+		Audio:         audio,
+		AudioPace:     o.AudioPace,
 		Extra:         spec.ExtraBody,
 		Headers:       spec.Headers,
 		RefAudio:      spec.RefAudio, // session.config takes one: the first utterance's

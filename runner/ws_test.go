@@ -24,9 +24,14 @@ func TestRunWebSocketKinds(t *testing.T) {
 		{results.KindSpeechWS, WSOptions{Turns: 2, SpeechAudio: wsclient.SpeechTimestamps, TextRate: 500}, load.Config{Concurrency: 2, Requests: 2}},
 		{results.KindRealtime, WSOptions{Turns: 2}, load.Config{Concurrency: 2, Requests: 3, Warmup: 1}},
 		{results.KindRealtime, WSOptions{Turns: 1}, load.Config{Rate: 50, Arrival: load.Constant, Requests: 4}},
+		{results.KindRealtimeAudio, WSOptions{Turns: 2, AudioPace: -1}, load.Config{Concurrency: 2, Requests: 3}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			wl := workload(t, "tts-short", tc.kind, "")
+			scenario := "tts-short"
+			if tc.kind == results.KindRealtimeAudio {
+				scenario = "voice-chat" // spoken prompts
+			}
+			wl := workload(t, scenario, tc.kind, "")
 			sim := startSim(t, wl, nil)
 			cfg := baseConfig(sim.URL, wl, 0, 0)
 			tc.load.Seed, tc.load.Grace = 1, cfg.Load.Grace
@@ -50,6 +55,13 @@ func TestRunWebSocketKinds(t *testing.T) {
 				seen[r.Seq] = true
 				if r.WS.Index > 0 && r.LagS != 0 {
 					t.Errorf("record %s: lag %v on a later turn of a session", r.ID, r.LagS)
+				}
+				if tc.kind == results.KindRealtimeAudio {
+					// Each turn appends the prompt of its own sequence number.
+					clip := wl.Request(r.Seq, cfg.Seed).InputAudio
+					if pcm, err := wsclient.InputPCM(clip); err != nil || r.InputAudioBytes != int64(len(pcm)) {
+						t.Errorf("record %s: %d input bytes, its prompt %s has %d (%v)", r.ID, r.InputAudioBytes, clip.Name, len(pcm), err)
+					}
 				}
 				if _, err := os.Stat(filepath.Join(cfg.SaveAudioDir, r.ID+".wav")); err != nil {
 					t.Errorf("saved audio: %v", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/wsclient"
 )
 
 // Caps on the audio a prompt set may carry: it is read into memory (and
@@ -145,6 +146,16 @@ func checkPromptsForKind(kind string, set []Prompt) error {
 					field = "ref_audio"
 				}
 				return at(field, "the realtime kind sends text turns; spoken input (realtime-audio) and voice cloning are not supported on it yet")
+			}
+		case results.KindRealtimeAudio:
+			switch {
+			case p.RefAudio != nil || p.RefText != "":
+				return at("ref_audio", "realtime-audio sends the question's speech only; voice cloning (ref_audio, ref_text) is not part of plain /v1/realtime")
+			case p.Audio == nil:
+				return at("audio", "realtime-audio sends speech: every prompt needs an \"audio\" file (16 kHz mono PCM16 WAV); try --prompts builtin:voice")
+			}
+			if _, err := wsclient.InputPCM(p.Audio); err != nil {
+				return at("audio", err.Error())
 			}
 		case results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS:
 			if p.Audio != nil {

@@ -22,6 +22,11 @@ const (
 	FormatPCM = "pcm"
 	// FormatFLAC is measured for chat only: each audio event is a FLAC file.
 	FormatFLAC = "flac"
+	// FormatMP3 is measured for chat only: each audio event is an MP3 file.
+	FormatMP3 = "mp3"
+	// FormatOpus is measured for chat only: each audio event is an Ogg Opus
+	// file.
+	FormatOpus = "opus"
 )
 
 // Output modalities of a chat request.
@@ -72,7 +77,7 @@ type LoadDefaults struct {
 
 // Kinds lists the request kinds in documentation order.
 func Kinds() []string {
-	return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS, results.KindRealtime}
+	return []string{results.KindChat, results.KindSpeech, results.KindSpeechSSE, results.KindSpeechWS, results.KindRealtime, results.KindRealtimeAudio}
 }
 
 // DefaultEndpoint is the API path of a request kind ("" for an unknown kind).
@@ -86,6 +91,8 @@ func DefaultEndpoint(kind string) string {
 		return "/v1/audio/speech/stream"
 	case results.KindRealtime:
 		return "/v1/realtime" // WebSocket, with ?duplex=1
+	case results.KindRealtimeAudio:
+		return "/v1/realtime" // WebSocket, plain: speech in
 	}
 	return ""
 }
@@ -106,9 +113,12 @@ func (s *Scenario) applyDefaults() {
 		s.AudioFormat = FormatWAV
 	}
 	if s.PromptSpec.Source == "" {
-		if s.Kind == results.KindChat {
+		switch s.Kind {
+		case results.KindChat:
 			s.PromptSpec.Source = builtinPrefix + "questions"
-		} else {
+		case results.KindRealtimeAudio:
+			s.PromptSpec.Source = builtinPrefix + "voice" // it sends speech only
+		default:
 			s.PromptSpec.Source = builtinPrefix + "mixed"
 		}
 	}
@@ -189,18 +199,23 @@ func (s *Scenario) Validate() error {
 		if s.PCMSampleRate == 0 {
 			bad("pcm_sample_rate", "required with audio_format pcm, which states no rate (24000 for Qwen3-Omni and Qwen3-TTS)")
 		}
-	case FormatFLAC:
+	case FormatFLAC, FormatMP3, FormatOpus:
 		if s.Kind != results.KindChat {
-			bad("audio_format", "flac is measured for kind %s only (speech streams are wav or pcm)", results.KindChat)
+			bad("audio_format", "%s is measured for kind %s only (speech streams are wav or pcm)", s.AudioFormat, results.KindChat)
 		}
 	default:
-		bad("audio_format", "must be %s, %s or (chat) %s (got %q)", FormatWAV, FormatPCM, FormatFLAC, s.AudioFormat)
+		bad("audio_format", "must be %s, %s or (chat) %s, %s, %s (got %q)", FormatWAV, FormatPCM, FormatFLAC, FormatMP3, FormatOpus, s.AudioFormat)
 	}
 	if s.PCMSampleRate < 0 || s.PCMSampleRate > 768000 || (s.PCMSampleRate > 0 && s.PCMSampleRate < 1000) {
 		bad("pcm_sample_rate", "must be between 1000 and 768000 Hz (got %d)", s.PCMSampleRate)
 	}
 	if len(s.Modalities) > 0 && s.Kind != results.KindChat {
 		bad("modalities", "applies only to kind %s", results.KindChat)
+	}
+	if len(s.ExtraBody) > 0 && s.Kind == results.KindRealtimeAudio {
+		// Plain /v1/realtime reads only session.update's model: fields
+		// sent anyway would be ignored by the server without a word.
+		bad("extra_body", "kind %s (plain /v1/realtime) takes no request options; remove extra_body", results.KindRealtimeAudio)
 	}
 	for i, m := range s.Modalities {
 		if m != ModalityText && m != ModalityAudio {

@@ -347,6 +347,30 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 }
 
+// realtime-audio: its default prompts are the spoken ones, it loads as a
+// workload whose every request carries audio, and it refuses extra_body
+// (plain /v1/realtime would ignore it without a word).
+func TestRealtimeAudioScenario(t *testing.T) {
+	s := &Scenario{Name: "rta", Kind: results.KindRealtimeAudio, Model: "m"}
+	s.applyDefaults()
+	if s.PromptSpec.Source != "builtin:voice" || s.EndpointPath() != "/v1/realtime" {
+		t.Fatalf("prompts %q, endpoint %q", s.PromptSpec.Source, s.EndpointPath())
+	}
+	w, err := s.Workload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := range 5 {
+		if r := w.Request(seq, 1); r.InputAudio == nil || r.InputAudio.SampleRate != 16000 {
+			t.Fatalf("request %d: input audio %+v", seq, r.InputAudio)
+		}
+	}
+	s.ExtraBody = map[string]any{"task_type": "Base"}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "extra_body") {
+		t.Errorf("extra_body accepted: %v", err)
+	}
+}
+
 func TestSetKindDropsChatOnlyFields(t *testing.T) {
 	sc, err := Get("chat-voice")
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/flacfile"
+	"github.com/omnibench/omnibench/mp3file"
+	"github.com/omnibench/omnibench/oggopus"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -139,9 +141,7 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		if e != nil {
 			return nil, e
 		}
-		if f != "wav" && f != "pcm" && f != "flac" {
-			return nil, unsupportedFormat("audio.format", f)
-		}
+		// Every name normalizeFormat accepts is produced (encodeFile).
 		req.format = f
 		req.voice = b.Audio.Voice
 	}
@@ -364,11 +364,12 @@ func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 			pcmStart := len(audioBuf)
 			audioBuf = j.render(audioBuf, ev)
 			file := audioBuf
-			if req.format == "flac" {
-				// Each event is a complete FLAC file, as with wav.
+			if req.format != "wav" && req.format != "pcm" {
+				// Each event is a complete FLAC, MP3 or Ogg Opus file, as
+				// with wav.
 				var err error
-				if file, err = flacfile.Encode(f, audioBuf); err != nil {
-					return fmt.Errorf("simulator: encode FLAC: %w", err)
+				if file, err = encodeFile(req.format, f, audioBuf); err != nil {
+					return fmt.Errorf("simulator: %w", err)
 				}
 			}
 			payload = append(payload, `"role":"assistant","content":"`...)
@@ -492,11 +493,11 @@ func (s *Server) completeChat(w http.ResponseWriter, j *job, req *chatRequest) {
 		switch req.format {
 		case "wav":
 			file = wav.Encode(f, pcm)
-		case "flac":
+		case "flac", "mp3", "opus":
 			var err error
-			if file, err = flacfile.Encode(f, pcm); err != nil {
+			if file, err = encodeFile(req.format, f, pcm); err != nil {
 				j.fail()
-				writeError(w, errInternal("simulated FLAC encoding failed: "+err.Error()))
+				writeError(w, errInternal("simulated "+err.Error()))
 				return
 			}
 		}
@@ -512,4 +513,29 @@ func (s *Server) completeChat(w http.ResponseWriter, j *job, req *chatRequest) {
 	}
 	j.succeed()
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// encodeFile writes one chat audio event of s16 pcm in format f as a
+// complete file: FLAC carries the audio itself (flacfile); MP3 and Ogg Opus
+// carry digital silence of the same duration (mp3file, oggopus: no
+// well-kept pure-Go encoder exists), so those responses are never audible.
+// Opus counts at 48 kHz: the duration is pcm's, rounded to a 48 kHz sample.
+func encodeFile(format string, f wav.Format, pcm []byte) ([]byte, error) {
+	frames := int64(len(pcm) / f.BytesPerFrame())
+	var file []byte
+	var err error
+	switch format {
+	case "flac":
+		file, err = flacfile.Encode(f, pcm)
+	case "mp3":
+		file, err = mp3file.EncodeSilence(f.SampleRate, f.Channels, frames)
+	case "opus":
+		file, err = oggopus.EncodeSilence(f.Channels, f.SampleRate, (frames*oggopus.Rate+int64(f.SampleRate)/2)/int64(f.SampleRate))
+	default:
+		return nil, fmt.Errorf("no encoder for audio format %q", format)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s encoding failed: %w", format, err)
+	}
+	return file, nil
 }

@@ -242,8 +242,6 @@ func TestChatValidation(t *testing.T) {
 	}{
 		{"bad format", chatReq("hi", map[string]any{"audio": map[string]any{"format": "ogg"}}), 400,
 			"Invalid audio format 'ogg' (audio.format; supported: wav, pcm, flac, mp3, opus, pcm16)", ptr("audio.format")},
-		{"mp3 not simulated", chatReq("hi", map[string]any{"audio": map[string]any{"format": "mp3"}}), 400,
-			"audio.format: audio format 'mp3' is not supported by the simulator; use wav, pcm or flac", ptr("audio.format")},
 		{"no messages", map[string]any{"stream": true}, 400, "messages: field required", ptr("messages")},
 		{"empty messages", map[string]any{"messages": []any{}}, 400, "messages: must contain at least one message", ptr("messages")},
 		{"bad modality", chatReq("hi", map[string]any{"modalities": []string{"video"}}), 400,

@@ -27,8 +27,7 @@ import (
 // playback.ack covers it (playback policy ack_only).
 //
 // Without duplex=1 the plain realtime endpoint (audio in, section 9.3)
-// would run; the simulator does not serve it and answers as a server
-// without that handler does.
+// runs: see realtime_plain.go.
 
 // realtimeMaxEventBytes is the largest client event a duplex session takes
 // (15 MiB); a larger one gets event_too_large and the session goes on.
@@ -90,8 +89,9 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	q := r.URL.Query()
 	if !duplexQuery(q.Get("duplex")) {
-		_ = writeJSONWS(ctx, c, map[string]any{"type": "error", "error": "Realtime API is not available", "code": "unsupported"})
-		_ = c.Close(websocket.StatusNormalClosure, "")
+		// The plain handler, as a server whose duplex capability is off
+		// for the request runs it (9.1): speech in, speech out.
+		s.servePlainRealtime(ctx, c)
 		return
 	}
 	rc := &realtimeConn{s: s, ctx: ctx, c: c, model: s.cfg.Model, voice: DefaultVoice, idle: s.cfg.WS.RealtimeIdleTimeout}

@@ -93,7 +93,7 @@ func audioFormats() []string { return []string{"wav", "pcm", "flac", "mp3", "opu
 
 // normalizeFormat validates an audio format name: "" means wav, pcm16 means
 // pcm; unknown names get the server's "Invalid audio format" 400.
-// Compressed formats are valid names the simulator does not produce.
+// Compressed formats are valid names the simulator produces for chat only.
 func normalizeFormat(param, f string, extra ...string) (string, *apiError) {
 	switch f {
 	case "", "wav":
@@ -113,9 +113,5 @@ func normalizeFormat(param, f string, extra ...string) (string, *apiError) {
 // unsupportedFormat is the simulator's answer for compressed formats it does
 // not produce (chat also produces flac).
 func unsupportedFormat(param, f string) *apiError {
-	use := "wav or pcm"
-	if param == "audio.format" {
-		use = "wav, pcm or flac"
-	}
-	return badRequest(param, "%s: audio format '%s' is not supported by the simulator; use %s", param, f, use)
+	return badRequest(param, "%s: audio format '%s' is not supported by the simulator; use wav or pcm", param, f)
 }

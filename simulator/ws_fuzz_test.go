@@ -82,3 +82,39 @@ func FuzzRealtimeClientEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainRealtimeEvent: any plain realtime client event either parses or
+// is refused, and an append is either whole PCM16 samples or refused with
+// one of the endpoint's codes; it never panics.
+func FuzzPlainRealtimeEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"session.update","model":"Qwen/Qwen3-Omni-30B-A3B-Instruct"}`,
+		`{"type":"input_audio_buffer.commit","final":false}`,
+		`{"type":"input_audio_buffer.append","audio":"AAAAAA=="}`,
+		`{"type":"input_audio_buffer.append","audio":"AAA="}`,
+		`{"type":"input_audio_buffer.append","audio":null}`,
+		`{"type":"input_audio_buffer.commit","final":"yes"}`,
+		`{}`, `[]`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := parsePlainEvent(data)
+		if err != nil {
+			return
+		}
+		pcm, code, msg := appendPCM(ev)
+		switch code {
+		case "":
+			if len(pcm) == 0 || len(pcm)%2 != 0 || msg != "" {
+				t.Fatalf("append of %d bytes accepted", len(pcm))
+			}
+		case "invalid_audio", "processing_error":
+			if pcm != nil || msg == "" {
+				t.Fatalf("refusal %s without a message or with audio", code)
+			}
+		default:
+			t.Fatalf("code %q", code)
+		}
+	})
+}

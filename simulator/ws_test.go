@@ -380,13 +380,6 @@ func TestRealtimeTranscript(t *testing.T) {
 func TestRealtimeErrors(t *testing.T) {
 	run := wsSim(t, nil)
 	code := func(m map[string]any) string { return m["error"].(map[string]any)["code"].(string) }
-	t.Run("no duplex", func(t *testing.T) {
-		w := dialWS(t, run, "/v1/realtime")
-		if e := w.expect("error"); e["error"] != "Realtime API is not available" || e["code"] != "unsupported" {
-			t.Fatalf("%v", e)
-		}
-		w.closed()
-	})
 	t.Run("first event timeout", func(t *testing.T) {
 		w := dialWS(t, wsSim(t, shortTimeouts), "/v1/realtime?duplex=TRUE")
 		if e := w.expect("error"); code(e) != "config_timeout" {

@@ -34,6 +34,7 @@ type realtimeMsg struct {
 	Delta        *string `json:"delta"`
 	Audio        *string `json:"audio"` // the plain endpoint's field; accepted as the benchmark does
 	SampleRateHz *int    `json:"sample_rate_hz"`
+	HasAudio     *bool   `json:"has_audio"` // plain realtime's response.audio.done
 	Metadata     *struct {
 		AudioDurationMS *float64 `json:"audio_duration_ms"`
 	} `json:"metadata"`
@@ -141,9 +142,34 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 	if sess.Endpoint == "" {
 		sess.Endpoint = RealtimePath + "?duplex=1"
 	}
+	ss := &realtimeSession{benchRate: benchDefaultRate}
+	c.runTurns(ctx, sess, t, turnProtocol{
+		open: func(cn *conn) *failure { return c.openRealtime(ctx, cn, sess) },
+		turn: func(cn *conn, i int, rec *results.Record, sink io.Writer) *failure {
+			rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: sink}
+			return rt.run(ctx, cn, i, sess.Texts[i])
+		},
+		close: func(cn *conn) *websocket.CloseError { return c.closeSession(ctx, cn) },
+	})
+}
+
+// turnProtocol is what differs between the kinds whose session is a row of
+// turns over one connection (realtime, realtime-audio): how the session
+// opens, how one turn runs and how the connection ends.
+type turnProtocol struct {
+	open  func(cn *conn) *failure
+	turn  func(cn *conn, i int, rec *results.Record, sink io.Writer) *failure
+	close func(cn *conn) *websocket.CloseError
+}
+
+// runTurns runs a session of len(sess.Texts) turns: it dials, opens the
+// session (a failure there is turn 0's), runs the turns in order until one
+// fails fatally, ends the connection (the close frame goes on the last
+// record) and fails the turns never sent.
+func (c *Client) runTurns(ctx context.Context, sess Session, t Turn, p turnProtocol) {
 	begin := func(i int) *results.Record {
 		rec := t.Begin(i)
-		rec.Kind, rec.Endpoint, rec.Model = results.KindRealtime, sess.Endpoint, sess.Model
+		rec.Kind, rec.Endpoint, rec.Model = sess.Kind, sess.Endpoint, sess.Model
 		rec.WS = &results.WSTurn{Session: sess.Seq, Index: i}
 		return rec
 	}
@@ -156,9 +182,7 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 		notSent(ctx, sess, t, 1, f, sess.Seq)
 		return
 	}
-	// The session opens before the first turn; its failure is turn 0's.
-	f = c.openRealtime(ctx, cn, sess)
-	ss := &realtimeSession{benchRate: benchDefaultRate}
+	f = p.open(cn)
 	var last *results.Record
 	i := 0
 	for ; f == nil && i < len(sess.Texts); i++ {
@@ -166,8 +190,7 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 		if i == 0 {
 			rec.ConnectS = dialTook.Seconds()
 		}
-		rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: t.audioOut(i)}
-		f = rt.run(ctx, cn, i, sess.Texts[i])
+		f = p.turn(cn, i, rec, t.audioOut(i))
 		if f != nil {
 			rec.ErrorClass, rec.Error = f.class, f.err.Error()
 			if !f.fatal {
@@ -180,7 +203,7 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 		}
 		t.End(i, rec)
 	}
-	ce := c.closeSession(ctx, cn)
+	ce := p.close(cn)
 	if last != nil {
 		setClose(last, ce)
 		t.End(i-1, last)
@@ -452,8 +475,8 @@ func (rt *realtimeTurn) finish() {
 		}
 		rt.c.fin.FinishAudio(rec, rt.format)
 	}
-	if rt.benchFirst.IsZero() {
-		return
+	if rt.benchFirst.IsZero() || rec.Kind != results.KindRealtime {
+		return // the benchmark's figures exist for its duplex backends only
 	}
 	b := &results.WSBench{
 		TTFPS:       rt.benchFirst.Sub(rt.t0).Seconds(),

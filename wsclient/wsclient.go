@@ -1,7 +1,8 @@
 // Package wsclient is omnibench's client for the WebSocket kinds: speech-ws
-// (WS /v1/audio/speech/stream, incremental text in, TTS audio out) and
-// realtime (the OpenAI-Realtime text-in, audio-out turn of WS
-// /v1/realtime?duplex=1). One Session is one connection carrying K
+// (WS /v1/audio/speech/stream, incremental text in, TTS audio out), realtime
+// (the OpenAI-Realtime text-in, audio-out turn of WS /v1/realtime?duplex=1)
+// and realtime-audio (plain WS /v1/realtime: 16 kHz speech appended in real
+// time, speech out). One Session is one connection carrying K
 // utterances or turns in turn; each becomes one results.Record with its own
 // TTFP, chunk timeline, RTFs and continuity, filled by the same code as the
 // HTTP kinds (client.AddChunk, client.Client.FinishAudio).
@@ -20,8 +21,9 @@
 // # Timing
 //
 // A record's offsets are measured from the message that asks for the audio:
-// input.done (speech-ws) and conversation.item.create (realtime, as the
-// vLLM-Omni benchmark starts its clock). Receive times are taken when the
+// input.done (speech-ws), conversation.item.create (realtime, as the
+// vLLM-Omni benchmark starts its clock) and the final
+// input_audio_buffer.commit (realtime-audio: the end of speech). Receive times are taken when the
 // reader goroutine has the whole message.
 package wsclient
 
@@ -145,6 +147,13 @@ type Session struct {
 	Extra map[string]any
 	// Headers are added to the handshake request.
 	Headers map[string]string
+	// Audio is the spoken input of each turn (realtime-audio), parallel to
+	// Texts: 16 kHz mono PCM16 WAV clips.
+	Audio []*audiofile.Clip
+	// AudioPace is how fast realtime-audio appends the input: a multiple
+	// of real time (1, the default when 0, is as spoken); negative sends
+	// every chunk at once.
+	AudioPace float64
 	// RefAudio, when set, is the voice to clone (speech-ws): session.config
 	// gets it as a data: URL in "ref_audio", with RefText as "ref_text" and
 	// task_type "Base" unless Extra sets one. One per session (the field takes
@@ -209,12 +218,14 @@ func (c *Client) Run(ctx context.Context, sess Session, t Turn) {
 		c.runSpeech(ctx, sess, t)
 	case results.KindRealtime:
 		c.runRealtime(ctx, sess, t)
+	case results.KindRealtimeAudio:
+		c.runRealtimeAudio(ctx, sess, t)
 	default:
 		for i := range sess.Texts {
 			rec := t.Begin(i)
 			rec.Kind = sess.Kind
 			rec.ErrorClass = results.ErrConnect
-			rec.Error = fmt.Sprintf("request not sent: unknown WebSocket kind %q (want %s or %s)", sess.Kind, results.KindSpeechWS, results.KindRealtime)
+			rec.Error = fmt.Sprintf("request not sent: unknown WebSocket kind %q (want %s, %s or %s)", sess.Kind, results.KindSpeechWS, results.KindRealtime, results.KindRealtimeAudio)
 			t.End(i, rec)
 		}
 	}
@@ -322,6 +333,13 @@ func (cn *conn) read(ctx context.Context) {
 // next waits for the next message until the idle timeout, the turn's
 // deadline or ctx.
 func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (message, *failure) {
+	m, _, f := cn.nextOrWake(ctx, deadline, events, nil)
+	return m, f
+}
+
+// nextOrWake is next that also returns (woke true, no message) when wake
+// fires first: a sender pacing its messages reads the server meanwhile.
+func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, wake <-chan time.Time) (m message, woke bool, f *failure) {
 	idle := time.NewTimer(cn.opts.IdleTimeout)
 	defer idle.Stop()
 	var dl <-chan time.Time
@@ -333,7 +351,7 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 	select {
 	case m, ok := <-cn.msgs:
 		if ok && m.err == nil {
-			return m, nil
+			return m, false, nil
 		}
 		if ok {
 			cn.readErr = m.err
@@ -341,15 +359,17 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 		if ctx.Err() != nil {
 			// Cancelling the run closes the connection under the reader,
 			// and that close can win the select: it is still the interrupt.
-			return message{}, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+			return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 		}
-		return message{}, cn.endFailure(events)
+		return message{}, false, cn.endFailure(events)
+	case <-wake:
+		return message{}, true, nil
 	case <-idle.C:
-		return message{}, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
+		return message{}, false, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
 	case <-dl:
-		return message{}, fatal(results.ErrTimeout, "the turn's deadline passed after %d messages", events)
+		return message{}, false, fatal(results.ErrTimeout, "the turn's deadline passed after %d messages", events)
 	case <-ctx.Done():
-		return message{}, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 	}
 }
 
@@ -494,9 +514,15 @@ func (cn *conn) finish(ctx context.Context) *websocket.CloseError {
 		}
 		t.Stop()
 	}
+	return cn.closeClient(ctx)
+}
+
+// closeClient closes the connection from the client's side (bounded by the
+// library's own 5 s close handshake) unless it already ended, and returns
+// the server's close frame seen, if any. Plain realtime needs it at once:
+// its server never closes a connection itself.
+func (cn *conn) closeClient(ctx context.Context) *websocket.CloseError {
 	if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
-		// The server kept it open: close it ourselves (bounded by the
-		// library's own 5 s close handshake).
 		_ = cn.c.Close(websocket.StatusNormalClosure, "")
 	}
 	cn.c.CloseNow()

@@ -26,7 +26,7 @@ var flagValues = map[string][]string{
 	"continuity-mode": {continuity.Default.String(), continuity.Reference.String()},
 	"accept":          acceptValues(),
 	"scrape":          {"auto", "on", "off"},
-	"audio-format":    {"wav", "pcm", "flac"},
+	"audio-format":    {"wav", "pcm", "flac", "mp3", "opus"},
 	"profile":         append(check.ProfileNames(), "none"),
 	"by":              {"concurrency", "rate"},
 }

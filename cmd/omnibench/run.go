@@ -144,10 +144,10 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
 	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws or realtime (WebSocket sessions; overrides the scenario)")
+	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws, realtime or realtime-audio (WebSocket sessions; overrides the scenario)")
 	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
 	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac (overrides the scenario)")
+	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac, mp3, opus (overrides the scenario)")
 	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
 	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ..., \"audio\": FILE} per line), a text file (one per line) or a directory of audio files")
 	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
