@@ -55,44 +55,40 @@ const benchContinuityMS = "100"
 
 // benchSamplesOf collects the benchmark's samples from the successful
 // measured records (ramp-phase ones only with includeRamp, as the figures).
-func benchSamplesOf(recs []results.Record, percentiles []float64, includeRamp bool) *benchSamples {
+func benchSamplesOf(set *Set, percentiles []float64, includeRamp bool) *benchSamples {
 	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
 	add := func(stem string, v float64) { b.dists[stem] = append(b.dists[stem], v) }
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || !r.OK() || (r.Phase == "ramp" && !includeRamp) {
-			continue
+	set.gaps.each(includeRamp, func(g float64) { add("itl_ms", 1000*g) })
+	set.All(func(r *Sample) {
+		if r.Warmup() || !set.OK(r) || (r.Ramp() && !includeRamp) {
+			return
 		}
 		b.completed++
 		add("ttft_ms", 1000*r.TTFTS)
 		add("e2el_ms", 1000*r.E2ES)
-		for _, g := range r.TextGapsS {
-			add("itl_ms", 1000*g)
-		}
 		var ttfp, rtf, underrun float64
 		ok := true
 		if r.HasAudio() {
 			ttfp = r.TTFPS
 			add("audio_ttfp_nonempty_ms", 1000*r.TTFPS)
-			if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
+			if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
 				ttfp = min(ttfp, r.FirstAudioEventS)
 			}
 			if r.TTFAAudibleS > 0 {
 				add("ttfa_audible_ms", 1000*r.TTFAAudibleS)
 			}
-			if r.LeadingSilenceS != nil {
-				add("leading_silence_ms", 1000*(*r.LeadingSilenceS))
+			if r.flags&flagSilence != 0 {
+				add("leading_silence_ms", 1000*r.LeadingSilenceS)
 			}
 			if r.AudioDurationS > 0 {
 				rtf = r.RTFE2E
-				if r.ChatPath() {
+				if set.ChatPath(r) {
 					rtf = r.RTFLastChunk
 				}
 			}
-			if c := r.Continuity; c != nil && !r.ChatPath() {
-				underrun = c.MaxUnderrunS
-				verdict, known := c.OK[benchContinuityMS]
-				ok = verdict || (!known && c.MaxUnderrunS <= 0.1)
+			if r.flags&flagContinuity != 0 && !set.ChatPath(r) {
+				underrun = r.MaxUnderrunS
+				ok, _ = set.Continuous(r, benchContinuityMS, 0.1)
 			}
 		}
 		if !r.HasAudio() {
@@ -105,7 +101,7 @@ func benchSamplesOf(recs []results.Record, percentiles []float64, includeRamp bo
 		if ok {
 			b.okCount++
 		}
-	}
+	})
 	return b
 }
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/omnibench/omnibench/results"
 )
 
 // MaxErrorGroups caps the error set: a server whose messages differ per
@@ -37,33 +35,34 @@ func (g ErrorGroup) String() string {
 	return fmt.Sprintf("%d× %s: %s (first %s)", g.Count, g.Class, g.Message, g.FirstID)
 }
 
-// errorSet groups the failed measured records by (class, status, message),
-// most frequent first (ties: the earliest first request); ramp-phase records
+// errorSet groups the failed measured requests by (class, status, message),
+// most frequent first (ties: the earliest first request); ramp-phase ones
 // count only with includeRamp, as in the rest of the summary. It returns at
-// most MaxErrorGroups groups and the number of failures left out.
-func errorSet(recs []results.Record, includeRamp bool) (groups []ErrorGroup, omitted int) {
+// most MaxErrorGroups groups and the number of failures left out (with those
+// past the Set's bound on distinct messages).
+func (s *Set) errorSet(includeRamp bool) (groups []ErrorGroup, omitted int) {
 	type key struct {
 		class   string
 		status  int
 		message string
 	}
 	index := map[key]int{}
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.OK() || (r.Phase == "ramp" && !includeRamp) {
+	for _, ek := range s.errorOrder {
+		if ek.ramp && !includeRamp {
 			continue
 		}
-		k := key{r.ErrorClass, r.Status, trimMessage(r.Error)}
+		e := s.errors[ek]
+		k := key{ek.class, ek.status, ek.message}
 		j, ok := index[k]
 		if !ok {
 			j = len(groups)
 			index[k] = j
-			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: k.message, FirstID: r.ID, firstSeq: r.Seq})
+			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: k.message, FirstID: e.firstID, firstSeq: e.firstSeq})
 		}
 		g := &groups[j]
-		g.Count++
-		if r.Seq < g.firstSeq {
-			g.firstSeq, g.FirstID = r.Seq, r.ID
+		g.Count += e.count
+		if e.firstSeq < g.firstSeq {
+			g.firstSeq, g.FirstID = e.firstSeq, e.firstID
 		}
 	}
 	slices.SortFunc(groups, func(a, b ErrorGroup) int {
@@ -74,6 +73,10 @@ func errorSet(recs []results.Record, includeRamp bool) (groups []ErrorGroup, omi
 			omitted += g.Count
 		}
 		groups = groups[:MaxErrorGroups]
+	}
+	omitted += s.errorsUnkept[0]
+	if includeRamp {
+		omitted += s.errorsUnkept[1]
 	}
 	return groups, omitted
 }

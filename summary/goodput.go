@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/omnibench/omnibench/results"
 )
 
 // Goodput is one per-request SLO: the request counts towards goodput only when
@@ -77,19 +75,18 @@ func (g Goodput) String() string {
 	return fmt.Sprintf("%s<=%gms", g.Metric, g.Limit*1000)
 }
 
-func computeGoodput(recs []results.Record, slos []Goodput, includeRamp bool, durationS float64) *GoodputResult {
+func computeGoodput(set *Set, slos []Goodput, includeRamp bool, durationS float64) *GoodputResult {
 	res := &GoodputResult{}
 	for _, g := range slos {
 		res.SLOs = append(res.SLOs, g.String())
 	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || (r.Phase == "ramp" && !includeRamp) {
-			continue
+	set.All(func(r *Sample) {
+		if r.Warmup() || (r.Ramp() && !includeRamp) {
+			return
 		}
 		res.Of++
-		if !r.OK() {
-			continue
+		if !set.OK(r) {
+			return
 		}
 		good := true
 		for _, g := range slos {
@@ -105,16 +102,14 @@ func computeGoodput(recs []results.Record, slos []Goodput, includeRamp bool, dur
 			case "e2e":
 				v = r.Latency(r.E2ES)
 			case "itl":
-				for _, x := range r.TextGapsS {
-					v = max(v, x)
-				}
+				v = r.MaxTextGapS
 			case "underrun":
-				if r.Continuity != nil {
-					v = r.Continuity.MaxUnderrunS
+				if r.flags&flagContinuity != 0 {
+					v = r.MaxUnderrunS
 				}
 			case "rtf":
 				v = r.RTFE2E
-				if r.ChatPath() {
+				if set.ChatPath(r) {
 					v = r.RTFLastChunk
 				}
 			}
@@ -125,7 +120,7 @@ func computeGoodput(recs []results.Record, slos []Goodput, includeRamp bool, dur
 		if good {
 			res.Good++
 		}
-	}
+	})
 	if durationS > 0 {
 		res.Rate = float64(res.Good) / durationS
 	}

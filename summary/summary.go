@@ -161,8 +161,15 @@ func (s *Summary) Metric(name string) (stats.Summary, bool) {
 	return stats.Summary{}, false
 }
 
-// Compute summarises the measured (non-warm-up) records.
+// Compute summarises the measured (non-warm-up) records: the figures of
+// their Set (see ComputeSet), so that a results file and a live run share one
+// computation.
 func Compute(recs []results.Record, opts Options) *Summary {
+	return ComputeSet(SetOf(recs), opts)
+}
+
+// ComputeSet summarises the measured (non-warm-up) requests of set.
+func ComputeSet(set *Set, opts Options) *Summary {
 	if len(opts.Percentiles) == 0 {
 		opts.Percentiles = DefaultPercentiles()
 	}
@@ -187,15 +194,14 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	for i, th := range opts.Thresholds {
 		labels[i] = continuity.ThresholdLabel(th)
 	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup {
+	set.All(func(r *Sample) {
+		if r.Warmup() {
 			s.Requests.Warmup++
-			continue
+			return
 		}
-		if r.Phase == "ramp" && !opts.IncludeRamp {
+		if r.Ramp() && !opts.IncludeRamp {
 			s.Requests.Ramp++
-			continue
+			return
 		}
 		s.Requests.Total++
 		switch s.LatencyOrigin {
@@ -211,46 +217,41 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
 		lag = append(lag, r.LagS*1000)
 		queue = append(queue, r.QueueS*1000)
-		for _, d := range r.StampDelaysS {
-			stamp = append(stamp, d*1000)
-		}
-		if !r.OK() {
+		if !set.OK(r) {
 			s.Requests.Failed++
-			s.Requests.ByError[r.ErrorClass]++
-			if r.ErrorClass == results.ErrHTTPStatus {
-				s.Requests.ByStatus[strconv.Itoa(r.Status)]++
+			class := set.ErrorClass(r)
+			s.Requests.ByError[class]++
+			if class == results.ErrHTTPStatus {
+				s.Requests.ByStatus[strconv.Itoa(int(r.Status))]++
 			}
-			continue
+			return
 		}
 		s.Requests.Completed++
-		if r.FinishReason != "" {
-			s.Requests.ByFinish[r.FinishReason]++
+		if f := set.FinishReason(r); f != "" {
+			s.Requests.ByFinish[f]++
 		}
 		e2e = append(e2e, r.Latency(r.E2ES)*1000)
 		if r.TTFTS > 0 {
 			ttft = append(ttft, r.Latency(r.TTFTS)*1000)
 		}
-		for _, g := range r.TextGapsS {
-			gaps = append(gaps, g*1000)
-		}
 		if !r.HasAudio() {
-			continue
+			return
 		}
 		s.Requests.WithAudio++
-		if r.ChatPath() {
+		if set.ChatPath(r) {
 			s.Requests.ChatWithAudio++
 		}
 		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
 		first := r.TTFPS
-		if r.Kind == results.KindChat && r.FirstAudioEventS > 0 {
+		if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
 			first = min(first, r.FirstAudioEventS)
 		}
 		ttfpEvent = append(ttfpEvent, r.Latency(first)*1000)
 		if r.TTFAAudibleS > 0 {
 			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
 		}
-		if r.LeadingSilenceS != nil {
-			silence = append(silence, *r.LeadingSilenceS*1000)
+		if r.flags&flagSilence != 0 {
+			silence = append(silence, r.LeadingSilenceS*1000)
 		}
 		dur = append(dur, r.AudioDurationS)
 		s.Audio.TotalDurationS += r.AudioDurationS
@@ -258,42 +259,44 @@ func Compute(recs []results.Record, opts Options) *Summary {
 		if r.AudioDurationS > 0 {
 			rtfLast = append(rtfLast, r.RTFLastChunk)
 			rtfE2E = append(rtfE2E, r.RTFE2E)
-			if r.ChatPath() {
+			if set.ChatPath(r) {
 				audioRTF = append(audioRTF, r.RTFLastChunk)
 			} else {
 				audioRTF = append(audioRTF, r.RTFE2E)
 			}
 		}
-		if r.RTFServer != nil {
-			rtfServer = append(rtfServer, *r.RTFServer)
+		if r.flags&flagRTFServer != 0 {
+			rtfServer = append(rtfServer, r.RTFServer)
 		}
-		if c := r.Continuity; c != nil {
+		if r.flags&flagContinuity != 0 {
 			ofCount++
-			underrun = append(underrun, c.MaxUnderrunS)
+			underrun = append(underrun, r.MaxUnderrunS)
 			for j, l := range labels {
-				if ok, known := c.OK[l]; ok || (!known && c.MaxUnderrunS <= opts.Thresholds[j]) {
+				if ok, _ := set.Continuous(r, l, opts.Thresholds[j]); ok {
 					okCount[j]++
 				}
 			}
-			if p := c.StallResume; p != nil {
+			if r.flags&flagStallResume != 0 {
 				s.Players.Responses++
-				stalls = append(stalls, float64(p.Stalls))
-				stallTime = append(stallTime, p.TotalStallS)
-				if p.Stalls > 0 {
+				stalls = append(stalls, float64(r.Stalls))
+				stallTime = append(stallTime, r.StallTotalS)
+				if r.Stalls > 0 {
 					s.Players.StallResumeStalled++
 				}
-				s.Players.StallResumeStalls += p.Stalls
-				s.Players.StallResumeTotalS += p.TotalStallS
-				s.Players.StallResumeLongestS = math.Max(s.Players.StallResumeLongestS, p.LongestStallS)
+				s.Players.StallResumeStalls += int(r.Stalls)
+				s.Players.StallResumeTotalS += r.StallTotalS
+				s.Players.StallResumeLongestS = math.Max(s.Players.StallResumeLongestS, r.StallLongestS)
 			}
-			if p := c.Preroll; p != nil {
-				if p.Stalls > 0 {
+			if r.flags&flagPreroll != 0 {
+				if r.flags&flagPrerollStalled != 0 {
 					s.Players.PrerollStalled++
 				}
-				prerollStartup += p.StartupDelayS
+				prerollStartup += r.PrerollStartupS
 			}
 		}
-	}
+	})
+	set.gaps.each(opts.IncludeRamp, func(g float64) { gaps = append(gaps, g*1000) })
+	set.stamps.each(opts.IncludeRamp, func(d float64) { stamp = append(stamp, d*1000) })
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	if s.Players.Responses > 0 {
 		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
@@ -301,10 +304,11 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	if s.Requests.Total > 0 {
 		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
 	}
-	s.Errors, s.ErrorsOmitted = errorSet(recs, opts.IncludeRamp)
+	s.Errors, s.ErrorsOmitted = set.errorSet(opts.IncludeRamp)
 	if s.ErrorsOmitted > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
 	}
+	s.Warnings = append(s.Warnings, set.capWarnings()...)
 	if s.Requests.Total > 0 && lastEnd > firstSend {
 		s.DurationS = lastEnd - firstSend
 		s.RequestRate = float64(s.Requests.Completed) / s.DurationS
@@ -342,9 +346,9 @@ func Compute(recs []results.Record, opts Options) *Summary {
 	add(MetricStampDelay, "ms", stamp)
 	add(MetricQueue, "ms", queue)
 	if len(opts.Goodput) > 0 {
-		s.Goodput = computeGoodput(recs, opts.Goodput, opts.IncludeRamp, s.DurationS)
+		s.Goodput = computeGoodput(set, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
-	s.bench = benchSamplesOf(recs, opts.Percentiles, opts.IncludeRamp)
+	s.bench = benchSamplesOf(set, opts.Percentiles, opts.IncludeRamp)
 	for k := range s.Requests.ByStatus {
 		if k == "0" {
 			s.Warnings = append(s.Warnings, "http_status errors without a status code")
