@@ -2,10 +2,12 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // RunFigures are what the client observed during a run, in the terms the
@@ -46,41 +48,19 @@ type RunFigures struct {
 
 // FiguresFromRecords derives run figures from the records of a run.
 func FiguresFromRecords(recs []results.Record) RunFigures {
-	f := RunFigures{Completed: map[string]int{}, Continuous: map[string]int{}}
-	for i := range recs {
-		r := &recs[i]
-		f.Requests++
-		f.PromptTokens += r.PromptTokens
-		f.CompletionTokens += r.CompletionTokens
-		if r.ChatPath() && r.TTFPS > 0 {
-			f.ChatAudioResponses++
-			f.TTFPSumS += r.TTFPS
-		}
-		if !r.OK() {
-			f.Failed++
-			if (r.Status >= 200 && r.Status < 300) || r.Status >= 500 {
-				f.Completed["abort"]++
-			}
-			continue
-		}
-		reason := r.FinishReason
-		if reason == "" {
-			reason = "stop"
-		}
-		f.Completed[reason]++
-		f.CompletedTotal++
-		f.AudioFrames += r.AudioFrames
-		if r.ChatPath() && r.Continuity != nil {
-			for th, ok := range r.Continuity.OK {
-				if ok {
-					f.Continuous[th]++
-				} else if _, seen := f.Continuous[th]; !seen {
-					f.Continuous[th] = 0
-				}
-			}
-		}
+	return FiguresFromSet(summary.SetOf(recs))
+}
+
+// FiguresFromSet derives run figures from a run's requests (the totals a
+// summary.Set keeps over every request, warm-up and ramp included).
+func FiguresFromSet(set *summary.Set) RunFigures {
+	t := set.Totals
+	return RunFigures{
+		Requests: t.Requests, Failed: t.Failed, CompletedTotal: t.CompletedTotal,
+		Completed: maps.Clone(t.Completed), Continuous: maps.Clone(t.Continuous),
+		ChatAudioResponses: t.ChatAudioResponses, TTFPSumS: t.TTFPSumS, AudioFrames: t.AudioFrames,
+		PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
 	}
-	return f
 }
 
 // Run figure names usable in rules as "run.<name>". Names ending in ".*"

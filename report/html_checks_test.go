@@ -163,7 +163,7 @@ func TestHTMLWorstTimelineDrawsEveryPlayer(t *testing.T) {
 				}
 			}
 		}
-		c := worstTimelineChart(rs)
+		c := worstTimelineChart(WorstOf(rs))
 		root := parsePage(t, render(t, HTMLReport{Title: "t", Sections: []HTMLSection{{Title: "s", charts: []chart{c}}}}))
 		svg := charts(t, root)["worst-timeline"]
 		var names []string

@@ -23,16 +23,17 @@ const maxTimeBins = 600
 // and server-vs-client when the report has server figures. A nil Summary is
 // computed from recs with default options.
 func RunSections(r RunReport, recs []results.Record) []HTMLSection {
+	return RunSectionsSet(r, summary.SetOf(recs), WorstOf(recs))
+}
+
+// RunSectionsSet is RunSections from a run's requests in compact form (what
+// the runner keeps) and the worst response picked as they went by.
+func RunSectionsSet(r RunReport, set *summary.Set, worst *WorstPicker) []HTMLSection {
 	if r.Summary == nil {
-		r.Summary = summary.Compute(recs, summary.Options{})
+		r.Summary = summary.ComputeSet(set, summary.Options{})
 	}
 	s := r.Summary
-	measured := make([]*results.Record, 0, len(recs))
-	for i := range recs {
-		if !recs[i].Warmup {
-			measured = append(measured, &recs[i])
-		}
-	}
+	measured := measuredOf(set)
 
 	// The page header says what ran; the server-vs-client table moves to
 	// its own section beside its chart.
@@ -49,7 +50,7 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 	})
 	out = append(out, HTMLSection{
 		Title:  "Playback continuity",
-		charts: []chart{underrunChart(measured, s), worstTimelineChart(recs)},
+		charts: []chart{underrunChart(measured, s), worstTimelineChart(worst)},
 	})
 	out = append(out, HTMLSection{
 		Title:  "Load over time",
@@ -65,10 +66,10 @@ func RunSections(r RunReport, recs []results.Record) []HTMLSection {
 // latencyCharts are the CDFs of TTFP and e2e, with the same selection and
 // units as the summary (successful requests; TTFP of those with audio;
 // scheduling lag added in an open loop measured from the intended start).
-func latencyCharts(recs []*results.Record, fromIntended bool) []chart {
+func latencyCharts(recs measured, fromIntended bool) []chart {
 	var ttfp, ttfa, e2e []float64
-	for _, r := range recs {
-		if !r.OK() {
+	for _, r := range recs.samples {
+		if !recs.set.OK(r) {
 			continue
 		}
 		e2e = append(e2e, r.Latency(r.E2ES)*1000)
@@ -108,15 +109,15 @@ func cdfChart(id, title, xLabel, unit string, values []float64) chart {
 
 // underrunChart is the histogram of each response's maximum underrun under
 // the reference player, with the continuity thresholds marked.
-func underrunChart(recs []*results.Record, s *summary.Summary) chart {
+func underrunChart(recs measured, s *summary.Summary) chart {
 	c := chart{id: "underrun-dist", kind: kindHist, title: "Maximum underrun per response (reference player)",
 		xLabel: "maximum underrun (s)", yLabel: "responses (count)"}
 	var us []float64
 	zero := 0
-	for _, r := range recs {
-		if r.OK() && r.Continuity != nil && finite(r.Continuity.MaxUnderrunS) {
-			us = append(us, r.Continuity.MaxUnderrunS)
-			if r.Continuity.MaxUnderrunS == 0 {
+	for _, r := range recs.samples {
+		if u, ok := r.Underrun(); recs.set.OK(r) && ok && finite(u) {
+			us = append(us, u)
+			if u == 0 {
 				zero++
 			}
 		}
@@ -163,10 +164,10 @@ func histogram(values []float64, target int) (edges, counts []float64) {
 
 // worstTimelineChart draws the chunk arrivals of the worst response against
 // the playback position of the three player models.
-func worstTimelineChart(recs []results.Record) chart {
+func worstTimelineChart(p *WorstPicker) chart {
 	c := chart{id: "worst-timeline", title: "Worst response: audio received vs playback position",
 		xLabel: "time since the request was sent (s)", yLabel: "audio (s)"}
-	r, underrun, ok := worstResponse(recs)
+	r, underrun, ok := p.Worst()
 	if !ok {
 		c.caption = "No response carried a chunk timeline."
 		return c
@@ -240,24 +241,25 @@ func perSecond(times []float64, w float64, n int) (xs, ys []float64) {
 
 // overTimeCharts are the request rate, the requests in flight and the
 // errors by class over the run.
-func overTimeCharts(recs []*results.Record) []chart {
+func overTimeCharts(recs measured) []chart {
 	rate := chart{id: "request-rate", title: "Requests per second", xLabel: "time since run start (s)", yLabel: "requests per second (req/s)", yFrom0: true}
 	inflight := chart{id: "in-flight", title: "Requests in flight", xLabel: "time since run start (s)", yLabel: "requests in flight (count)", yFrom0: true}
 	errs := chart{id: "errors-over-time", title: "Errors per second by class", xLabel: "time since run start (s)", yLabel: "errors per second (errors/s)", yFrom0: true, emptyText: "no errors"}
-	if len(recs) == 0 {
+	if len(recs.samples) == 0 {
 		return []chart{rate, inflight, errs}
 	}
 	end := 0.0
 	var sent, done []float64
 	byClass := map[string][]float64{}
-	for _, r := range recs {
+	for _, r := range recs.samples {
 		fin := r.SentS + r.E2ES
 		end = math.Max(end, math.Max(r.SentS, fin))
 		sent = append(sent, r.SentS)
-		if r.OK() {
+		if recs.set.OK(r) {
 			done = append(done, fin)
 		} else {
-			byClass[r.ErrorClass] = append(byClass[r.ErrorClass], fin)
+			class := recs.set.ErrorClass(r)
+			byClass[class] = append(byClass[class], fin)
 		}
 	}
 	w, n := timeBins(end)
@@ -298,13 +300,13 @@ func overTimeCharts(recs []*results.Record) []chart {
 
 // inFlightSeries is the number of requests between send and end over time:
 // exact steps for small runs, the peak per time bucket for large ones.
-func inFlightSeries(recs []*results.Record, end float64) ([]series, string) {
+func inFlightSeries(recs measured, end float64) ([]series, string) {
 	type event struct {
 		t     float64
 		delta int
 	}
-	events := make([]event, 0, 2*len(recs))
-	for _, r := range recs {
+	events := make([]event, 0, 2*len(recs.samples))
+	for _, r := range recs.samples {
 		events = append(events, event{r.SentS, +1}, event{r.SentS + r.E2ES, -1})
 	}
 	// Ends before starts at the same instant: a closed loop hands a slot
@@ -386,4 +388,21 @@ func serverVsClientSection(rows []Comparison) HTMLSection {
 	c.caption = "Each row is scaled to the larger of its two values; the numbers are the values themselves."
 	sec.charts = []chart{c}
 	return sec
+}
+
+// measured are the measured (non-warm-up) requests of a Set, which the
+// charts draw.
+type measured struct {
+	set     *summary.Set
+	samples []*summary.Sample
+}
+
+func measuredOf(set *summary.Set) measured {
+	m := measured{set: set}
+	set.All(func(x *summary.Sample) {
+		if !x.Warmup() {
+			m.samples = append(m.samples, x)
+		}
+	})
+	return m
 }

@@ -53,17 +53,11 @@ type Workload struct {
 
 // WorkloadOf collects the request kinds and models of recs, in order of
 // first appearance.
-func WorkloadOf(recs []results.Record) Workload {
-	var w Workload
-	for i := range recs {
-		if k := recs[i].Kind; k != "" && !slices.Contains(w.Kinds, k) {
-			w.Kinds = append(w.Kinds, k)
-		}
-		if m := recs[i].Model; m != "" && !slices.Contains(w.Models, m) {
-			w.Models = append(w.Models, m)
-		}
-	}
-	return w
+func WorkloadOf(recs []results.Record) Workload { return WorkloadOfSet(summary.SetOf(recs)) }
+
+// WorkloadOfSet is WorkloadOf of a run's requests in compact form.
+func WorkloadOfSet(set *summary.Set) Workload {
+	return Workload{Kinds: slices.Clone(set.Kinds()), Models: slices.Clone(set.Models())}
 }
 
 // RunTables builds the run report's tables: what ran, the SLO verdicts,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 func TestNiceTicks(t *testing.T) {
@@ -166,8 +167,8 @@ func TestTimeBinsAndRates(t *testing.T) {
 func TestInFlight(t *testing.T) {
 	// Three requests: [0,2), [1,3), [3,4). The third starts when the second
 	// ends, which must not read as three in flight.
-	recs := []*results.Record{{SentS: 0, E2ES: 2}, {SentS: 1, E2ES: 2}, {SentS: 3, E2ES: 1}}
-	s, note := inFlightSeries(recs, 4)
+	recs := []results.Record{{SentS: 0, E2ES: 2}, {SentS: 1, E2ES: 2}, {SentS: 3, E2ES: 1}}
+	s, note := inFlightSeries(measuredOf(summary.SetOf(recs)), 4)
 	if note != "" || len(s) != 1 {
 		t.Fatalf("series %d, note %q", len(s), note)
 	}
@@ -175,11 +176,11 @@ func TestInFlight(t *testing.T) {
 		t.Errorf("in flight = %v / %v", s[0].xs, s[0].ys)
 	}
 	// A large run reports the peak per interval, never less than the truth.
-	var many []*results.Record
+	var many []results.Record
 	for i := range 5000 {
-		many = append(many, &results.Record{SentS: float64(i) * 0.1, E2ES: 0.35})
+		many = append(many, results.Record{SentS: float64(i) * 0.1, E2ES: 0.35})
 	}
-	s, note = inFlightSeries(many, 500)
+	s, note = inFlightSeries(measuredOf(summary.SetOf(many)), 500)
 	if !strings.Contains(note, "Peak") || len(s[0].xs) != maxTimeBins+1 {
 		t.Fatalf("large in-flight: %d points, note %q", len(s[0].xs), note)
 	}

@@ -65,9 +65,19 @@ func AllPass(rs []Result) bool {
 // A figure with no data never passes: it fails with NoData set and says why.
 // A run that measured no requests fails every SLO.
 func Evaluate(slos []SLO, s *summary.Summary, recs []results.Record) []Result {
+	var set *summary.Set
+	if len(recs) > 0 {
+		set = summary.SetOf(recs)
+	}
+	return EvaluateSet(slos, s, set)
+}
+
+// EvaluateSet is Evaluate with the run's requests as a summary.Set (what the
+// runner keeps); set may be nil.
+func EvaluateSet(slos []SLO, s *summary.Summary, set *summary.Set) []Result {
 	var extra *summary.Summary
-	if s != nil && len(recs) > 0 {
-		extra = recompute(slos, s, recs)
+	if s != nil && set != nil && set.Len() > 0 {
+		extra = recompute(slos, s, set)
 	}
 	out := make([]Result, 0, len(slos))
 	for _, o := range slos {
@@ -79,7 +89,7 @@ func Evaluate(slos []SLO, s *summary.Summary, recs []results.Record) []Result {
 
 // recompute summarises recs again for the percentiles and continuity
 // thresholds the SLOs need and s lacks; nil when s has them all.
-func recompute(slos []SLO, s *summary.Summary, recs []results.Record) *summary.Summary {
+func recompute(slos []SLO, s *summary.Summary, set *summary.Set) *summary.Summary {
 	var ps, ths []float64
 	for _, o := range slos {
 		f := o.fig
@@ -102,7 +112,7 @@ func recompute(slos []SLO, s *summary.Summary, recs []results.Record) *summary.S
 	if len(ps) == 0 && len(ths) == 0 {
 		return nil
 	}
-	return summary.Compute(recs, summary.Options{Percentiles: ps, Thresholds: ths})
+	return summary.ComputeSet(set, summary.Options{Percentiles: ps, Thresholds: ths})
 }
 
 func findContinuity(s *summary.Summary, thMS int) *summary.Continuity {

@@ -484,3 +484,9 @@ func (s *Set) capWarnings() []string {
 	}
 	return w
 }
+
+// Underrun is the maximum underrun of the request's continuity result; ok is
+// false without one.
+func (x *Sample) Underrun() (float64, bool) {
+	return x.MaxUnderrunS, x.flags&flagContinuity != 0
+}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
@@ -13,9 +12,10 @@ import (
 // Measurement is what one run at a level produced.
 type Measurement struct {
 	Summary *summary.Summary
-	// Records are the run's records; SLOs on figures the summary lacks (an
-	// unreported percentile or continuity threshold) are computed from them.
-	Records []results.Record
+	// Set holds the run's requests (summary.Set); SLOs on figures the
+	// summary lacks (an unreported percentile or continuity threshold) are
+	// computed from it.
+	Set *summary.Set
 	// ClientSaturated is the run's load-generator warning when the client
 	// itself was the bottleneck (selfmon.Report.Warning), "" otherwise:
 	// such a level's latencies include client delay.
@@ -65,8 +65,8 @@ const (
 
 // FiguresOf reads the figures from a run summary. Percentiles the summary
 // did not report (p50, p95 when --percentiles left them out) are computed
-// from recs with the summary's own method.
-func FiguresOf(s *summary.Summary, recs []results.Record) Figures {
+// from set with the summary's own method.
+func FiguresOf(s *summary.Summary, set *summary.Set) Figures {
 	nan := math.NaN()
 	f := Figures{
 		ErrorRate: nan, TTFPP50MS: nan, TTFPP95MS: nan, E2EP95MS: nan, ContinuityOKRate: nan,
@@ -93,10 +93,10 @@ func FiguresOf(s *summary.Summary, recs []results.Record) Figures {
 			return v
 		}
 		if extra == nil {
-			if len(recs) == 0 {
+			if set == nil || set.Len() == 0 {
 				return nan
 			}
-			extra = summary.Compute(recs, summary.Options{Percentiles: []float64{50, 95}})
+			extra = summary.ComputeSet(set, summary.Options{Percentiles: []float64{50, 95}})
 		}
 		m, ok = extra.Metric(metric)
 		if !ok {
@@ -160,9 +160,9 @@ type Point struct {
 
 // Measure evaluates a run at level against slos.
 func Measure(level float64, m Measurement, slos []slo.SLO) Point {
-	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Records), Summary: m.Summary, ClientSaturated: m.ClientSaturated}
+	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Set), Summary: m.Summary, ClientSaturated: m.ClientSaturated}
 	if len(slos) > 0 {
-		p.SLOs = slo.Evaluate(slos, m.Summary, m.Records)
+		p.SLOs = slo.EvaluateSet(slos, m.Summary, m.Set)
 	}
 	return p
 }

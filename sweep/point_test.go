@@ -39,7 +39,7 @@ func TestFiguresOf(t *testing.T) {
 	recs := records()
 	for _, ps := range [][]float64{nil, {90, 99}} {
 		s := summary.Compute(recs, summary.Options{Percentiles: ps})
-		f := FiguresOf(s, recs)
+		f := FiguresOf(s, summary.SetOf(recs))
 		near := func(name string, got, want float64) {
 			t.Helper()
 			if math.Abs(got-want) > 1e-9 {
@@ -74,7 +74,7 @@ func TestDocumentJSON(t *testing.T) {
 	s := summary.Compute(recs, summary.Options{})
 	slos := []slo.SLO{mustParse(t, "continuity_ok_rate>=0.7"), mustParse(t, "audio_ttfp_p99<1s")}
 	noAudio := Measure(8, Measurement{Summary: summary.Compute(recs[4:], summary.Options{})}, slos)
-	res := &Result{Axis: Concurrency, SLOs: slos, Points: []Point{Measure(4, Measurement{Summary: s, Records: recs}, slos), noAudio}}
+	res := &Result{Axis: Concurrency, SLOs: slos, Points: []Point{Measure(4, Measurement{Summary: s, Set: summary.SetOf(recs)}, slos), noAudio}}
 
 	data, err := json.Marshal(res.Document())
 	if err != nil {
