@@ -168,13 +168,15 @@ func omniRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 		defer pprof.StopCPUProfile()
 	}
 	cpu0 := processCPU()
+	cfg, records := keepRecords(cfg)
 	out, err := runner.Run(ctx, cfg)
 	fig := levelFigures{streams: n, cpu: processCPU() - cpu0}
 	if err != nil {
 		b.Fatalf("omnibench at %d streams: %v", n, err)
 	}
-	for i := range out.Records {
-		r := &out.Records[i]
+	recs := records()
+	for i := range recs {
+		r := &recs[i]
 		if !r.OK() {
 			fig.errors++
 			if fig.firstErr == "" {

@@ -134,7 +134,8 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 		ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
 		cpu0, srv0 := processCPU(), srv.cpu()
 		wait0, srvWait0 := runqueueWait("self"), srv.runqueueWait()
-		out, err := runner.Run(ctx, base)
+		cfg, records := keepRecords(base)
+		out, err := runner.Run(ctx, cfg)
 		cpu += processCPU() - cpu0
 		srvCPU += srv.cpu() - srv0
 		wait += runqueueWait("self") - wait0
@@ -145,12 +146,13 @@ func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
 		}
 		runs++
 		wall += out.Load.Elapsed
-		from, to := steadyWindow(out.Records)
+		recs := records()
+		from, to := steadyWindow(recs)
 		if to > from {
 			steadyWall += time.Duration((to - from) * float64(time.Second))
 		}
-		for i := range out.Records {
-			r := &out.Records[i]
+		for i := range recs {
+			r := &recs[i]
 			if !r.OK() {
 				failed++
 				if firstErr == "" {
@@ -476,3 +478,27 @@ func (p *serveProcess) cpu() time.Duration {
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat CPU times: 100 on
 // every Linux architecture Go supports.
 const clockTicks = 100
+
+// keepRecords returns cfg with an OnRecord that keeps a copy of every
+// finished record (the Outcome keeps only their figures), and the function
+// that returns them once the run is over.
+func keepRecords(cfg runner.Config) (runner.Config, func() []results.Record) {
+	var (
+		mu   sync.Mutex
+		recs []results.Record
+	)
+	next := cfg.OnRecord
+	cfg.OnRecord = func(r *results.Record) {
+		if next != nil {
+			next(r)
+		}
+		mu.Lock()
+		recs = append(recs, *r)
+		mu.Unlock()
+	}
+	return cfg, func() []results.Record {
+		mu.Lock()
+		defer mu.Unlock()
+		return recs
+	}
+}

@@ -92,7 +92,7 @@ func (o *Outcome) Document() *Document {
 		Load:              loadDocument(o.Load),
 		Client:            o.Health,
 	}
-	realtimeBench(doc.Bench, o.Records, o.Summary.Percentiles, o.Summary.DurationS)
+	realtimeBench(doc.Bench, o.Set.Realtime(), o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Summary.NothingMeasured() {
 		doc.Failure = report.NothingMeasured(o.Summary)
 	}
@@ -115,7 +115,7 @@ func (o *Outcome) Document() *Document {
 
 // Report is the run report the tables and the HTML page render.
 func (o *Outcome) Report() report.RunReport {
-	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOf(o.Records), ServerVsClient: o.ServerVsClient(), Health: o.Health}
+	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOfSet(o.Set), ServerVsClient: o.ServerVsClient(), Health: o.Health}
 	rep.Notes = append(rep.Notes, o.ClientNotes...)
 	if o.ScrapeNote != "" {
 		rep.Notes = append(rep.Notes, o.ScrapeNote)

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -29,6 +30,7 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/summary"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -130,9 +132,16 @@ func baseConfig(target string, wl *scenarios.Workload, n, c int) Config {
 	}
 }
 
+// ran is a run's Outcome with the full records it streamed, read back from
+// its JSONL (the Outcome itself keeps only their figures).
+type ran struct {
+	*Outcome
+	Records []results.Record
+}
+
 // mustRun runs cfg and fails the test unless the run completed without an
 // error or an interruption. The JSONL stream it wrote is checked too.
-func mustRun(t *testing.T, cfg Config) *Outcome {
+func mustRun(t *testing.T, cfg Config) *ran {
 	t.Helper()
 	out, err := runChecked(t, cfg)
 	if err != nil {
@@ -146,7 +155,7 @@ func mustRun(t *testing.T, cfg Config) *Outcome {
 
 // runChecked runs cfg (guarded by runGuard), writing its JSONL to a buffer,
 // and checks that the buffer reads back as the same records.
-func runChecked(t *testing.T, cfg Config) (*Outcome, error) {
+func runChecked(t *testing.T, cfg Config) (*ran, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runGuard)
 	defer cancel()
@@ -166,14 +175,38 @@ func runChecked(t *testing.T, cfg Config) (*Outcome, error) {
 	if h.Type != "header" || h.SchemaVersion != results.SchemaVersion || h.Seed != cfg.Seed || h.Mode != cfg.Load.Mode() {
 		t.Errorf("JSONL header %+v does not describe the run", h)
 	}
-	if len(recs) != len(out.Records) {
-		t.Errorf("JSONL holds %d records, the outcome %d", len(recs), len(out.Records))
+	if len(recs) != out.Set.Len() {
+		t.Errorf("JSONL holds %d records, the outcome %d", len(recs), out.Set.Len())
+	}
+	// The outcome's figures are those of the records written.
+	if out.Summary != nil {
+		got, want := summaryText(stripRun(out.Summary)), summaryText(summary.Compute(recs, cfg.Summary))
+		if got != want {
+			t.Errorf("the outcome's summary differs from the JSONL records'\n got %s\nwant %s", got, want)
+		}
 	}
 	// The saturation verdict ends the file, also after an interrupt.
 	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) {
 		t.Errorf("JSONL client line %+v, the outcome's health %+v", c, out.Health)
 	}
-	return out, err
+	return &ran{Outcome: out, Records: recs}, err
+}
+
+// summaryText is s and its bench block as text, for comparing summaries
+// that hold NaN (a one-sample std), which reflect.DeepEqual never finds equal.
+func summaryText(s *summary.Summary) string {
+	return benchPointer.ReplaceAllString(fmt.Sprintf("%+v", *s), "") + fmt.Sprint(s.Bench())
+}
+
+var benchPointer = regexp.MustCompile(`bench:0x[0-9a-f]+`)
+
+// stripRun is s without what the runner adds to a summary beyond the
+// records (the load mode, the drops).
+func stripRun(s *summary.Summary) *summary.Summary {
+	c := *s
+	c.Mode = ""
+	c.Requests.Dropped, c.Requests.DropRate = 0, 0
+	return &c
 }
 
 // row returns the server-vs-client comparison called figure.
@@ -219,7 +252,7 @@ func fp(v *float64) any {
 }
 
 // counter is the increase of a server counter family over the run.
-func counter(t *testing.T, out *Outcome, family string, match map[string]string) float64 {
+func counter(t *testing.T, out *ran, family string, match map[string]string) float64 {
 	t.Helper()
 	if out.Delta == nil {
 		t.Fatalf("no /metrics delta (%s)", out.ScrapeNote)
@@ -685,8 +718,8 @@ func TestRunInterrupted(t *testing.T) {
 	if out == nil || !out.Interrupted || !out.Load.Interrupted {
 		t.Fatalf("outcome %+v: want an interrupted outcome", out)
 	}
-	if len(out.Records) < 3 || len(out.Records) != out.Load.Started || out.Summary.Requests.Total != len(out.Records) {
-		t.Errorf("%d records, load %+v, summary %+v", len(out.Records), out.Load, out.Summary.Requests)
+	if n := out.Set.Len(); n < 3 || n != out.Load.Started || out.Summary.Requests.Total != n {
+		t.Errorf("%d requests, load %+v, summary %+v", n, out.Load, out.Summary.Requests)
 	}
 	if !out.Document().Interrupted {
 		t.Error("the document does not say the run was interrupted")
@@ -705,7 +738,7 @@ type perSeq struct {
 	intended float64
 }
 
-func bySeq(out *Outcome) map[int]perSeq {
+func bySeq(out *ran) map[int]perSeq {
 	m := make(map[int]perSeq, len(out.Records))
 	for _, r := range out.Records {
 		m[r.Seq] = perSeq{frames: r.AudioFrames, chunks: fmt.Sprint(r.ChunkBytes), text: r.TextChars, intended: r.IntendedS}

@@ -29,17 +29,25 @@ const (
 // not among them, returns a hint that lists them. "" when there is nothing to
 // say or the look-up fails (the error set still shows the server's words).
 func modelHint(ctx context.Context, target, apiKey string, recs []results.Record) string {
-	requested := ""
 	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.ErrorClass != results.ErrHTTPStatus || (r.Status != http.StatusNotFound && r.Status != http.StatusBadRequest) {
-			continue
-		}
-		if strings.Contains(strings.ToLower(r.Error), "model") {
-			requested = r.Model
-			break
+		if m, ok := modelRefused(&recs[i]); ok {
+			return modelHintFor(ctx, target, apiKey, m)
 		}
 	}
+	return ""
+}
+
+// modelRefused reports whether r is a measured request the server refused
+// (HTTP 404 or 400) with a message that names a model, and the model asked.
+func modelRefused(r *results.Record) (string, bool) {
+	if r.Warmup || r.ErrorClass != results.ErrHTTPStatus || (r.Status != http.StatusNotFound && r.Status != http.StatusBadRequest) {
+		return "", false
+	}
+	return r.Model, strings.Contains(strings.ToLower(r.Error), "model")
+}
+
+// modelHintFor is modelHint once the refused model is known ("": none).
+func modelHintFor(ctx context.Context, target, apiKey, requested string) string {
 	if requested == "" {
 		return ""
 	}

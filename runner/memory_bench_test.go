@@ -6,19 +6,20 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // The resident memory of the records a run holds after they finished
 // (issue 11, "Bounded memory"): synthetic records shaped like short chat
-// voice responses go through the collector's path (collector.add), and the
-// live heap after a GC is compared before and after. The record shape is
-// set by the sizes below; every slice is a fresh allocation, as the client
-// makes them.
+// voice responses go through the collector's path (collector.add: the
+// summary.Set, the worst-response picker), and the live heap after a GC is
+// compared before and after. Every slice is a fresh allocation, as the
+// client makes them, and the records are dropped after add, as the runner
+// drops them once written.
 
-// benchRecordsPerOp is how many finished requests one benchmark op holds.
-// 1 M is the issue's figure; at today's few KB per record that is several
-// GB, so the benchmark holds fewer and reports the figure per request.
-const benchRecordsPerOp = 50_000
+// benchRecordsPerOp is how many finished requests one benchmark op holds
+// (the issue's figure: 1 M short requests).
+const benchRecordsPerOp = 1_000_000
 
 // syntheticRecord is a successful chat voice response: chunks audio chunks,
 // gaps text gaps, stamps stamped events, a continuity result with both
@@ -72,7 +73,7 @@ func BenchmarkFinishedRequestBytes(b *testing.B) {
 			var perRequest float64
 			for b.Loop() {
 				before := liveHeap()
-				c := &collector{}
+				c := &collector{set: summary.NewSet()}
 				for seq := range benchRecordsPerOp {
 					r := syntheticRecord(seq, shape.chunks, shape.gaps, shape.stamps)
 					c.started()

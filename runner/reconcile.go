@@ -8,6 +8,7 @@ import (
 	"github.com/omnibench/omnibench/check"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // statsOffNote is what a run against a server with stats off says, once,
@@ -19,7 +20,7 @@ const statsOffNote = "server stats are off: no server-side figures"
 // detection of `check --stats auto`). A run in which no request completed
 // gives the server nothing to count, so it is not judged.
 func (o *Outcome) checkServerStats(log io.Writer) {
-	if o.After == nil || o.Delta == nil || check.FiguresFromRecords(o.Records).CompletedTotal == 0 {
+	if o.After == nil || o.Delta == nil || check.FiguresFromSet(o.Set).CompletedTotal == 0 {
 		return
 	}
 	fams, err := o.After.Families()
@@ -40,7 +41,7 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 		return nil
 	}
 	d := o.Delta
-	fig := check.FiguresFromRecords(o.Records)
+	fig := check.FiguresFromSet(o.Set)
 	var rows []report.Comparison
 	add := func(figure string, server, client float64, haveServer bool, unit, note string) {
 		c := report.Comparison{Figure: figure, Unit: unit, Note: note}
@@ -110,11 +111,11 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 
 func noAudio(o *Outcome) int {
 	n := 0
-	for i := range o.Records {
-		if r := &o.Records[i]; r.OK() && !r.HasAudio() {
+	o.Set.All(func(r *summary.Sample) {
+		if o.Set.OK(r) && !r.HasAudio() {
 			n++
 		}
-	}
+	})
 	return n
 }
 
@@ -124,47 +125,46 @@ func noAudio(o *Outcome) int {
 // one measured from the send.
 func chatTTFPs(o *Outcome) []float64 {
 	var xs []float64
-	for i := range o.Records {
-		if r := &o.Records[i]; r.ChatPath() && r.TTFPS > 0 {
+	o.Set.All(func(r *summary.Sample) {
+		if o.Set.ChatPath(r) && r.TTFPS > 0 {
 			xs = append(xs, r.TTFPS)
 		}
-	}
+	})
 	return xs
 }
 
 func audioRTFs(o *Outcome) []float64 {
 	var xs []float64
-	for i := range o.Records {
-		r := &o.Records[i]
-		if !r.OK() || r.AudioDurationS <= 0 {
-			continue
+	o.Set.All(func(r *summary.Sample) {
+		if !o.Set.OK(r) || r.AudioDurationS <= 0 {
+			return
 		}
-		if r.ChatPath() {
+		if o.Set.ChatPath(r) {
 			xs = append(xs, r.RTFLastChunk)
 		} else {
 			xs = append(xs, r.RTFE2E)
 		}
-	}
+	})
 	return xs
 }
 
 func durations(o *Outcome) []float64 {
 	var xs []float64
-	for i := range o.Records {
-		if r := &o.Records[i]; r.OK() && r.AudioDurationS > 0 {
+	o.Set.All(func(r *summary.Sample) {
+		if o.Set.OK(r) && r.AudioDurationS > 0 {
 			xs = append(xs, r.AudioDurationS)
 		}
-	}
+	})
 	return xs
 }
 
 func e2es(o *Outcome) []float64 {
 	var xs []float64
-	for i := range o.Records {
-		if r := &o.Records[i]; r.OK() {
+	o.Set.All(func(r *summary.Sample) {
+		if o.Set.OK(r) {
 			xs = append(xs, r.E2ES)
 		}
-	}
+	})
 	return xs
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
@@ -115,8 +116,14 @@ type Config struct {
 
 // Outcome is everything a run produced.
 type Outcome struct {
-	Header  results.Header
-	Records []results.Record // in completion order
+	Header results.Header
+	// Set holds the finished requests in compact form, in completion
+	// order: the figures, not the records (those went to Config.Out as
+	// they completed), so that memory stays bounded per request.
+	Set *summary.Set
+	// Worst picked the worst response's full record (for the HTML's
+	// timeline) as the requests finished.
+	Worst   *report.WorstPicker
 	Load    load.Stats
 	Summary *summary.Summary
 
@@ -292,7 +299,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
-	col := &collector{}
+	col := &collector{set: summary.NewSet()}
 	var writeErr error
 	var writeOnce sync.Once
 	// deliver takes a finished record to every consumer.
@@ -414,7 +421,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if out.Interrupted {
 		out.InterruptedDuring = InterruptedLoad
 	}
-	out.Records = col.records()
+	out.Set, out.Worst = col.set, &col.worst
 
 	if out.Before != nil && !out.Interrupted {
 		if cfg.Settle >= time.Second {
@@ -442,13 +449,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	out.checkServerStats(cfg.Log)
-	out.Summary = summary.Compute(out.Records, cfg.Summary)
+	out.Summary = summary.ComputeSet(out.Set, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
 	if !simulated && !out.Interrupted {
-		out.note(cfg.Log, modelHint(ctx, target, cfg.Client.APIKey, out.Records))
+		out.note(cfg.Log, modelHintFor(ctx, target, cfg.Client.APIKey, col.refusedModel))
 	}
 	out.Summary.Mode = lcfg.Mode()
-	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Records))
+	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Set))
 	if w := out.Health.Warning(); w != "" {
 		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
 	}
@@ -514,14 +521,18 @@ func clientRequest(s scenarios.RequestSpec) client.Request {
 	}
 }
 
-// collector gathers records from concurrent jobs.
+// collector gathers the finished requests of concurrent jobs: their figures
+// (a summary.Set), the worst response's record and the first model the
+// server refused, never the records themselves.
 type collector struct {
-	mu       sync.Mutex
-	recs     []results.Record
-	inflight int
-	failed   int
-	done     int
-	ttfpMS   []float64 // recent TTFP values for the progress line
+	mu           sync.Mutex
+	set          *summary.Set
+	worst        report.WorstPicker
+	refusedModel string // see modelRefused
+	inflight     int
+	failed       int
+	done         int
+	ttfpMS       []float64 // recent TTFP values for the progress line
 }
 
 func (c *collector) started() {
@@ -534,7 +545,11 @@ func (c *collector) add(r *results.Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
-	c.recs = append(c.recs, *r)
+	c.set.Add(r)
+	c.worst.Offer(r)
+	if m, ok := modelRefused(r); ok && c.refusedModel == "" {
+		c.refusedModel = m
+	}
 	if r.Warmup {
 		return
 	}
@@ -557,23 +572,11 @@ func (c *collector) inFlight() int {
 	return c.inflight
 }
 
-func (c *collector) records() []results.Record {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]results.Record(nil), c.recs...)
-}
-
 // stampDelayP99 is the p99 send-stamp delay in ms over the measured
 // records' events; nil when the server does not stamp.
-func stampDelayP99(recs []results.Record) *float64 {
+func stampDelayP99(set *summary.Set) *float64 {
 	var ms []float64
-	for i := range recs {
-		if !recs[i].Warmup {
-			for _, d := range recs[i].StampDelaysS {
-				ms = append(ms, d*1000)
-			}
-		}
-	}
+	set.StampDelaysS(func(d float64) { ms = append(ms, d*1000) })
 	if len(ms) == 0 {
 		return nil
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/stats"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // realtimeBench puts a realtime run's TTFP, RTF and TTFT into the bench
@@ -19,29 +19,28 @@ import (
 // removed (the benchmark saves none), so that no key mixes definitions.
 // omnibench's own per-turn figures stay in the summary. Other kinds leave
 // bench untouched.
-func realtimeBench(bench map[string]float64, recs []results.Record, percentiles []float64, durationS float64) {
+func realtimeBench(bench map[string]float64, turns []summary.RealtimeTurn, percentiles []float64, durationS float64) {
 	type session struct {
 		failed          bool
 		ttfp, rtf, ttft []float64
 	}
 	byID := map[int]*session{}
 	var order []int
-	for i := range recs {
-		r := &recs[i]
-		if r.Kind != results.KindRealtime || r.WS == nil || r.Warmup {
+	for _, r := range turns {
+		if r.Warmup {
 			continue
 		}
-		s := byID[r.WS.Session]
+		s := byID[r.Session]
 		if s == nil {
 			s = &session{}
-			byID[r.WS.Session] = s
-			order = append(order, r.WS.Session)
+			byID[r.Session] = s
+			order = append(order, r.Session)
 		}
-		if !r.OK() {
+		if !r.OK {
 			s.failed = true
 			continue
 		}
-		if b := r.WS.Bench; b != nil {
+		if b := r.Bench; b != nil {
 			s.ttfp = append(s.ttfp, b.TTFPS*1000)
 			if b.RTF != nil {
 				s.rtf = append(s.rtf, *b.RTF)

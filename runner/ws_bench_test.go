@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 func TestRealtimeBench(t *testing.T) {
@@ -22,7 +23,7 @@ func TestRealtimeBench(t *testing.T) {
 		{Kind: results.KindRealtime, Warmup: true, WS: &results.WSTurn{Session: 3, Bench: &results.WSBench{TTFPS: 5}}},
 	}
 	bench := map[string]float64{"mean_audio_ttfp_ms": -1, "std_audio_ttfp_ms": -1, "p90_audio_rtf": -1, "total_audio_frames": 7}
-	realtimeBench(bench, recs, []float64{50, 90}, 4)
+	realtimeBench(bench, summary.SetOf(recs).Realtime(), []float64{50, 90}, 4)
 	// Sessions 0 and 1: TTFP (100+300)/2 = 200 and 400 ms; RTF 0.5 and 1.0;
 	// TTFT 0 (none) and 50 ms. numpy: percentile([200, 400], 90) = 380.
 	want := map[string]float64{
@@ -41,7 +42,7 @@ func TestRealtimeBench(t *testing.T) {
 	}
 
 	other := map[string]float64{"mean_audio_ttfp_ms": 1}
-	realtimeBench(other, []results.Record{{Kind: results.KindSpeechWS, WS: &results.WSTurn{}}}, nil, 1)
+	realtimeBench(other, summary.SetOf([]results.Record{{Kind: results.KindSpeechWS, WS: &results.WSTurn{}}}).Realtime(), nil, 1)
 	if other["mean_audio_ttfp_ms"] != 1 || len(other) != 1 {
 		t.Errorf("a speech-ws run's bench block changed: %v", other)
 	}

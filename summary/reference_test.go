@@ -206,7 +206,6 @@ func ComputeRef(recs []results.Record, opts Options) *Summary {
 	return s
 }
 
-
 func errorSetRef(recs []results.Record, includeRamp bool) (groups []ErrorGroup, omitted int) {
 	type key struct {
 		class   string
@@ -243,7 +242,6 @@ func errorSetRef(recs []results.Record, includeRamp bool) (groups []ErrorGroup, 
 	}
 	return groups, omitted
 }
-
 
 func benchSamplesOfRef(recs []results.Record, percentiles []float64, includeRamp bool) *benchSamples {
 	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
@@ -298,7 +296,6 @@ func benchSamplesOfRef(recs []results.Record, percentiles []float64, includeRamp
 	}
 	return b
 }
-
 
 func computeGoodputRef(recs []results.Record, slos []Goodput, includeRamp bool, durationS float64) *GoodputResult {
 	res := &GoodputResult{}

@@ -515,7 +515,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
-		verdicts = slo.Evaluate(slos, outcome.Summary, outcome.Records)
+		verdicts = slo.EvaluateSet(slos, outcome.Summary, outcome.Set)
 		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw

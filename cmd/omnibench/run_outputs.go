@@ -113,7 +113,7 @@ func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, re
 	}
 	if r.html != "" {
 		h := outcome.Header
-		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, outcome.Records)}
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSectionsSet(rep, outcome.Set, outcome.Worst)}
 		if err := report.WriteHTMLFile(r.html, page); err != nil {
 			errs = append(errs, fmt.Errorf("--html: %w", err))
 		}

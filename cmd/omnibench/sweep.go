@@ -336,7 +336,7 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 		outcome.Header.Simulator = true
 	}
 	lr.headers = append(lr.headers, outcome.Header)
-	m := sweep.Measurement{Summary: outcome.Summary, Records: outcome.Records}
+	m := sweep.Measurement{Summary: outcome.Summary, Set: outcome.Set}
 	if outcome.Health != nil {
 		m.ClientSaturated = outcome.Health.Warning()
 	}

@@ -209,11 +209,11 @@ func runExpects(t *testing.T, ctx context.Context, prom *promServer, es []expect
 func checkCounts(t *testing.T, ctx context.Context, prom *promServer, out *runner.Outcome, tc, ts float64) {
 	s := out.Summary
 	var chatAudio int
-	for _, r := range out.Records {
-		if r.OK() && r.HasAudio() && r.Kind == results.KindChat && !r.Warmup {
+	out.Set.All(func(r *summary.Sample) {
+		if out.Set.OK(r) && r.HasAudio() && out.Set.Kind(r) == results.KindChat && !r.Warmup() {
 			chatAudio++
 		}
-	}
+	})
 	cont := s.Continuity[0]
 	runExpects(t, ctx, prom, []expect{
 		{`sum(omnibench:requests_success_total)`, tc, float64(s.Requests.Total)},
@@ -288,9 +288,9 @@ func checkIncrease(t *testing.T, ctx context.Context, prom *promServer, out *run
 // order statistics around the rank (see bucketSpan).
 func checkQuantiles(t *testing.T, ctx context.Context, prom *promServer, out *runner.Outcome, tc, ts float64) {
 	var ttfp, e2e, rtf, underrun []float64
-	for _, r := range out.Records {
-		if r.Warmup || !r.OK() {
-			continue
+	out.Set.All(func(r *summary.Sample) {
+		if r.Warmup() || !out.Set.OK(r) {
+			return
 		}
 		e2e = append(e2e, r.E2ES)
 		if r.HasAudio() {
@@ -299,10 +299,10 @@ func checkQuantiles(t *testing.T, ctx context.Context, prom *promServer, out *ru
 				rtf = append(rtf, r.RTFLastChunk) // chat: the report's audio_rtf
 			}
 		}
-		if r.Continuity != nil {
-			underrun = append(underrun, r.Continuity.MaxUnderrunS)
+		if u, ok := r.Underrun(); ok {
+			underrun = append(underrun, u)
 		}
-	}
+	})
 	seconds := omnimetrics.SecondsBuckets()
 	cases := []struct {
 		name     string
