@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,16 +190,34 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) {
 		t.Errorf("JSONL client line %+v, the outcome's health %+v", c, out.Health)
 	}
+	// So is its HTML: charts from the Set, the worst response picked live.
+	if out.Summary != nil {
+		rep := report.RunReport{Header: out.Header, Summary: out.Summary}
+		var live, file bytes.Buffer
+		errLive := report.WriteHTML(&live, report.HTMLReport{Title: "t", Sections: report.RunSectionsSet(rep, out.Set, out.Worst)})
+		errFile := report.WriteHTML(&file, report.HTMLReport{Title: "t", Sections: report.RunSections(rep, recs)})
+		if errLive != nil || errFile != nil || live.String() != file.String() {
+			t.Errorf("the run's HTML differs from the HTML of its JSONL records (%v, %v)", errLive, errFile)
+		}
+	}
 	return &ran{Outcome: out, Records: recs}, err
 }
 
 // summaryText is s and its bench block as text, for comparing summaries
-// that hold NaN (a one-sample std), which reflect.DeepEqual never finds equal.
+// that hold NaN (a one-sample std), which reflect.DeepEqual never finds
+// equal. Numbers are rounded to 12 digits: the JSONL's order is the order of
+// the writes, which concurrent requests can make differ from the order the
+// runner added them, and a sum over another order can differ in its last bit.
 func summaryText(s *summary.Summary) string {
-	return benchPointer.ReplaceAllString(fmt.Sprintf("%+v", *s), "") + fmt.Sprint(s.Bench())
+	text := regexp.MustCompile(`bench:0x[0-9a-f]+`).ReplaceAllString(fmt.Sprintf("%+v", *s), "") + fmt.Sprint(s.Bench())
+	return regexp.MustCompile(`-?[0-9]+\.[0-9]+(e[-+][0-9]+)?`).ReplaceAllStringFunc(text, func(v string) string {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return v
+		}
+		return strconv.FormatFloat(f, 'g', 12, 64)
+	})
 }
-
-var benchPointer = regexp.MustCompile(`bench:0x[0-9a-f]+`)
 
 // stripRun is s without what the runner adds to a summary beyond the
 // records (the load mode, the drops).
