@@ -250,6 +250,13 @@ func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *fail
 	if f := cn.send(ctx, msg); f != nil {
 		return f
 	}
+	return awaitSessionCreated(ctx, cn)
+}
+
+// awaitSessionCreated reads events until session.created, which both
+// realtime endpoints send when a session opens; an error event before it is
+// the server's refusal.
+func awaitSessionCreated(ctx context.Context, cn *conn) *failure {
 	for n := 0; ; n++ {
 		m, f := cn.next(ctx, time.Time{}, n)
 		if f != nil {

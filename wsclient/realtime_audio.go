@@ -80,23 +80,8 @@ func (c *Client) runRealtimeAudio(ctx context.Context, sess Session, t Turn) {
 // reply at the targeted version; a refusal comes as an error event, which
 // fails the first turn when it arrives.
 func (c *Client) openPlainRealtime(ctx context.Context, cn *conn, sess Session) *failure {
-	for n := 0; ; n++ {
-		m, f := cn.next(ctx, time.Time{}, n)
-		if f != nil {
-			return f
-		}
-		ev, err := parseRealtimeMsg(m.data)
-		switch {
-		case m.typ != websocket.MessageText:
-			return fatal(results.ErrMalformed, "event %d: a binary frame; realtime events are JSON text", n+1)
-		case err != nil:
-			return fatal(results.ErrMalformed, "event %d: %v", n+1, err)
-		case ev.Type == "error":
-			return fatal(results.ErrStreamError, "opening the session: server error: %s", errorText(ev.Error, ev.Code))
-		}
-		if ev.Type == "session.created" {
-			break
-		}
+	if f := awaitSessionCreated(ctx, cn); f != nil {
+		return f
 	}
 	b, err := json.Marshal(map[string]any{"type": "session.update", "model": sess.Model})
 	if err != nil {

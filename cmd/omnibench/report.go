@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -96,6 +97,11 @@ SLO exits 3.`,
 			}
 			if err := writeReport(cmd, o, h, recs, rep); err != nil {
 				return err
+			}
+			// The same verdict as the run that wrote the file: a run that
+			// measured nothing is a failure, whatever its SLOs say.
+			if s.NothingMeasured() {
+				return withExitCode(1, errors.New(report.NothingMeasured(s)))
 			}
 			return sloMiss(rep.SLOs)
 		},

@@ -144,3 +144,32 @@ func TestReportIncludeRamp(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOfARunThatMeasuredNothing: re-rendering a saved run gives the
+// same verdict as the run did: every request failed, so exit 1 with the
+// reason, and the error set is still printed.
+func TestReportOfARunThatMeasuredNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "failed.jsonl")
+	var buf bytes.Buffer
+	w := results.NewWriter(&buf)
+	if err := w.WriteHeader(results.Header{Scenario: "hand", Mode: "closed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		rec := results.Record{ID: "req-00000" + string(rune('0'+i)), Seq: i, Kind: results.KindChat, Status: 404,
+			ErrorClass: results.ErrHTTPStatus, Error: `HTTP 404: {"error":"model does not exist"}`}
+		if err := w.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := execCmd(t, "report", path)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(out, "nothing was measured") || !strings.Contains(out, "model does not exist") {
+		t.Errorf("want the reason and the error set in the report; stdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+}
