@@ -268,9 +268,11 @@ func (s *Set) total(r *results.Record) {
 	}
 }
 
-// Kinds and Models are the request kinds and models, in order of first
-// appearance.
-func (s *Set) Kinds() []string  { return s.kindsSeen }
+// Kinds are the request kinds, in order of first appearance.
+func (s *Set) Kinds() []string { return s.kindsSeen }
+
+// Models are the requested models, in order of first appearance (at most
+// 255 of them).
 func (s *Set) Models() []string { return s.modelsSeen }
 
 // Realtime are the realtime turns, in the order added.
@@ -345,14 +347,14 @@ func (s *Set) Continuous(x *Sample, l string, th float64) (continuous, ok bool) 
 // tableOf interns strings to a byte index; index 0 is always "".
 type tableOf struct {
 	names  []string
-	index_ map[string]uint8
+	byName map[string]uint8
 }
 
 func (t *tableOf) index(v string) uint8 {
-	if t.index_ == nil {
-		t.names, t.index_ = []string{""}, map[string]uint8{"": 0}
+	if t.byName == nil {
+		t.names, t.byName = []string{""}, map[string]uint8{"": 0}
 	}
-	if j, ok := t.index_[v]; ok {
+	if j, ok := t.byName[v]; ok {
 		return j
 	}
 	if len(t.names) == maxInterned {
@@ -363,12 +365,12 @@ func (t *tableOf) index(v string) uint8 {
 	}
 	j := uint8(len(t.names))
 	t.names = append(t.names, v)
-	t.index_[v] = j
+	t.byName[v] = j
 	return j
 }
 
 func (t *tableOf) find(v string) (int, bool) {
-	j, ok := t.index_[v]
+	j, ok := t.byName[v]
 	return int(j), ok
 }
 
