@@ -132,6 +132,13 @@ func parseHeader(b []byte) (header, error) {
 	return h, nil
 }
 
+// IsFrameHeader reports whether b starts with a valid layer III frame
+// header: how a file with no ID3v2 tag is recognised as MP3.
+func IsFrameHeader(b []byte) bool {
+	_, err := parseHeader(b)
+	return err == nil
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
