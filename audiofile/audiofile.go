@@ -2,9 +2,9 @@ package audiofile
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/mp3file"
 	"strings"
 
@@ -79,30 +79,17 @@ func Inspect(b []byte) (Info, error) {
 	return Info{}, fmt.Errorf("not WAV, FLAC or MP3 audio (starts with %q)", b[:min(len(b), 4)])
 }
 
-// inspectFLAC reads the STREAMINFO block, which must come first: sample
-// rate (20 bits) and total samples (36 bits) at bits 80 and 108 of it.
+// inspectFLAC measures a FLAC file from its STREAMINFO block with
+// flacfile, the parser FLAC responses go through.
 func inspectFLAC(b []byte) (Info, error) {
-	const need = 4 + 4 + 34
-	if len(b) < need {
-		return Info{}, fmt.Errorf("flac: %d bytes; the STREAMINFO block ends at byte %d", len(b), need)
+	info, _, err := flacfile.ParseHeader(b)
+	if err != nil {
+		return Info{}, err
 	}
-	if typ := b[4] & 0x7f; typ != 0 {
-		return Info{}, fmt.Errorf("flac: byte 4: first metadata block has type %d, want STREAMINFO (0)", typ)
+	if info.Frames == 0 {
+		return Info{}, errors.New("flac: STREAMINFO states no sample count; the duration is unknown")
 	}
-	if n := int(b[5])<<16 | int(b[6])<<8 | int(b[7]); n != 34 {
-		return Info{}, fmt.Errorf("flac: byte 5: STREAMINFO length %d, want 34", n)
-	}
-	si := b[8:]
-	v := binary.BigEndian.Uint64(si[10:18])
-	rate := int(v >> 44)
-	total := v & (1<<36 - 1)
-	if rate == 0 {
-		return Info{}, errors.New("flac: byte 18: STREAMINFO sample rate is 0")
-	}
-	if total == 0 {
-		return Info{}, errors.New("flac: byte 21: STREAMINFO states no sample count; the duration is unknown")
-	}
-	return Info{Format: FLAC, SampleRate: rate, DurationS: float64(total) / float64(rate)}, nil
+	return Info{Format: FLAC, SampleRate: info.Format.SampleRate, DurationS: float64(info.Frames) / float64(info.Format.SampleRate)}, nil
 }
 
 // inspectMP3 measures an MP3 file with mp3file, the parser the client

@@ -78,7 +78,7 @@ func TestInspectRejects(t *testing.T) {
 		{"text", []byte("hello world"), "not WAV, FLAC or MP3"},
 		{"empty", nil, "not WAV, FLAC or MP3"},
 		{"wav short data", wav.Encode(wav.Format{SampleRate: 16000, Channels: 1, BitsPerSample: 16}, make([]byte, 100))[:80], "declares 100 bytes"},
-		{"flac truncated", flacHeader(16000, 10)[:20], "STREAMINFO block ends"},
+		{"flac truncated", flacHeader(16000, 10)[:20], "declares 34 bytes, 12 remain"},
 		{"flac no length", flacHeader(16000, 0), "no sample count"},
 		{"mp3 garbage after frames", append(mp3Frames([4]byte{0xff, 0xfb, 0x90, 0x00}, 417, 2), []byte("garbage!")...), "byte 834"},
 		{"mp3 free format", []byte{0xff, 0xfb, 0x00, 0x00, 1, 2, 3}, "not WAV, FLAC or MP3"},
