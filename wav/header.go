@@ -187,12 +187,29 @@ func Decode(b []byte) (Format, []byte, error) {
 	if err != nil {
 		return Format{}, nil, err
 	}
-	pcm := b[h.DataOffset:]
-	if !h.Streaming {
-		if h.DataSize > int64(len(pcm)) {
-			return Format{}, nil, fmt.Errorf("wav: byte %d: data chunk declares %d bytes but %d remain", h.DataOffset-8, h.DataSize, len(pcm))
-		}
-		pcm = pcm[:h.DataSize]
+	n, err := h.PCMLen(len(b))
+	if err != nil {
+		return Format{}, nil, err
 	}
-	return h.Format, pcm[:len(pcm):len(pcm)], nil
+	pcm := b[h.DataOffset : h.DataOffset+n]
+	return h.Format, pcm[:n:n], nil
+}
+
+// PCMLen is the length of the PCM data, as Decode takes it, of a WAV file of
+// size bytes whose header h was parsed from its first bytes: everything
+// after the data chunk header for a Streaming header, otherwise the declared
+// data size, which must fit. It lets a reader that has decoded only the
+// header of an encoded file measure the rest without decoding it.
+func (h Header) PCMLen(size int) (int, error) {
+	remain := size - h.DataOffset
+	if remain < 0 {
+		return 0, fmt.Errorf("wav: byte %d: file ends before the data chunk", size)
+	}
+	if h.Streaming {
+		return remain, nil
+	}
+	if h.DataSize > int64(remain) {
+		return 0, fmt.Errorf("wav: byte %d: data chunk declares %d bytes but %d remain", h.DataOffset-8, h.DataSize, remain)
+	}
+	return int(h.DataSize), nil
 }
