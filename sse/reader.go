@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/omnibench/omnibench/bytescan"
 	"io"
 )
 
@@ -78,7 +79,14 @@ type Reader struct {
 	long []byte // assembles a line that does not fit in br's buffer
 
 	// The event being assembled. Buffers are reused across events.
-	data       []byte
+	data []byte
+	// dataRef is the value of the event's only data line so far, aliasing
+	// br's buffer: most events have one data line, and this spares copying
+	// it (5 KB for an audio event). It is copied into data before anything
+	// can move br's bytes (a refill or growth) and when a second data line
+	// comes.
+	dataRef    []byte
+	lineInLong bool // the line readLine returned was assembled in long
 	sawData    bool
 	typ        string
 	comment    []byte
@@ -221,7 +229,7 @@ func (r *Reader) Next() (Event, error) {
 	}
 	// The previous event's buffers are reset only now, because the caller
 	// could still read them until this call.
-	r.data = r.data[:0]
+	r.data, r.dataRef = r.data[:0], nil
 	r.sawData = false
 	r.typ = ""
 	r.sawComment = false
@@ -265,10 +273,14 @@ func (r *Reader) dispatch() Event {
 	r.events++
 	ev := Event{Type: r.typ, ID: r.id}
 	if r.sawData {
-		if r.data == nil {
-			r.data = []byte{} // "data:" with an empty value still has data
+		switch {
+		case r.dataRef != nil:
+			ev.Data = r.dataRef
+		case r.data == nil:
+			ev.Data = []byte{} // "data:" with an empty value still has data
+		default:
+			ev.Data = r.data
 		}
-		ev.Data = r.data
 	}
 	if r.sawComment {
 		if r.comment == nil {
@@ -306,9 +318,14 @@ func (r *Reader) processLine(line []byte) (bool, error) {
 		if r.sawData {
 			sep = 1 // the '\n' that joins data lines
 		}
-		if size := int64(len(r.data)) + int64(sep+len(value)); size > int64(r.max) {
+		if size := int64(len(r.data)+len(r.dataRef)) + int64(sep+len(value)); size > int64(r.max) {
 			return false, &LimitError{What: "event", Event: r.events + 1, Offset: r.eventStart, Size: size, Limit: r.max}
 		}
+		if !r.sawData && !r.lineInLong {
+			r.dataRef, r.sawData = value, true
+			return false, nil
+		}
+		r.keepData()
 		if r.sawData {
 			r.data = append(r.data, '\n')
 		}
@@ -323,6 +340,14 @@ func (r *Reader) processLine(line []byte) (bool, error) {
 	}
 	// "retry" and unknown fields are ignored, as the specification asks.
 	return false, nil
+}
+
+// keepData copies an aliased data line into data, before br's bytes move.
+func (r *Reader) keepData() {
+	if r.dataRef != nil {
+		r.data = append(r.data[:0], r.dataRef...)
+		r.dataRef = nil
+	}
 }
 
 // dropSpace removes one leading space, as the SSE specification asks.
@@ -366,6 +391,7 @@ func (r *Reader) intern(b []byte) string {
 // soon as the bytes seen without a terminator exceed the cap.
 func (r *Reader) readLine() ([]byte, error) {
 	r.long = r.long[:0]
+	r.lineInLong = false
 	r.lineStart = r.offset
 	scanned := 0 // leading bytes of the buffered data known to hold no terminator
 	for {
@@ -378,7 +404,7 @@ func (r *Reader) readLine() ([]byte, error) {
 				buf = buf[1:]
 			}
 		}
-		if i := indexEOL(buf[scanned:]); i >= 0 {
+		if i := bytescan.EOL(buf[scanned:]); i >= 0 {
 			i += scanned
 			if err := r.checkLine(len(r.long) + i); err != nil {
 				return nil, err
@@ -388,7 +414,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.discard(i + 1) // line stays valid: Discard does not refill
 			if len(r.long) > 0 {
 				r.long = append(r.long, line...)
-				line = r.long
+				line, r.lineInLong = r.long, true
 			}
 			return r.trimBOM(line), nil
 		}
@@ -396,6 +422,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		if err := r.checkLine(len(r.long) + len(buf)); err != nil {
 			return nil, err
 		}
+		r.keepData() // what follows may move the buffered bytes
 		if len(buf) == r.br.Size() && r.grow() {
 			continue // the same bytes, scanned, in a larger buffer
 		}
@@ -421,6 +448,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			}
 			r.long = append(r.long, rest...)
 			r.discard(len(rest))
+			r.lineInLong = true
 			return r.trimBOM(r.long), err
 		}
 	}
@@ -447,20 +475,4 @@ func (r *Reader) trimBOM(line []byte) []byte {
 	}
 	r.started = true
 	return bytes.TrimPrefix(line, []byte(utf8BOM))
-}
-
-// indexEOL returns the index of the first '\n' or '\r' in b, or -1. Two
-// vectorised IndexByte scans beat one byte-by-byte IndexAny on long lines.
-func indexEOL(b []byte) int {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		i = len(b)
-	}
-	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
-		return j
-	}
-	if i == len(b) {
-		return -1
-	}
-	return i
 }
