@@ -56,6 +56,10 @@ func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, 
 	o.on, o.done = true, false
 }
 
+// wantsPCM reports whether the detector still needs the samples of the
+// chunks to come: it runs and has not found the onset.
+func (o *Onset) wantsPCM() bool { return o.on && !o.done }
+
 // stop ends the analysis of the current record without an onset: part of
 // its audio was measured from a header without being decoded.
 func (o *Onset) stop() { o.on, o.done = false, true }

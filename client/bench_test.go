@@ -139,6 +139,15 @@ func BenchmarkBase64(b *testing.B) {
 			}
 		}
 	})
+	b.Run("length-only", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		b.ReportAllocs()
+		for range b.N {
+			if _, ok := plainBase64Len(src, -1); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
 	b.Run("encoding-base64", func(b *testing.B) {
 		buf := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
 		b.SetBytes(int64(len(src)))

@@ -131,50 +131,6 @@ func compareChat(t *testing.T, in []byte, c *chatChunk, ref *refChatChunk) {
 	}
 }
 
-func TestDecodeChatChunkProtocolExamples(t *testing.T) {
-	var c chatChunk
-	if err := decodeChatChunk([]byte(exRoleChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if !c.Modality.equal("text") || !c.Content.set || !c.Content.empty() || c.NoChoices {
-		t.Errorf("role chunk: %+v", c)
-	}
-	if err := decodeChatChunk([]byte(exTextChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if c.Content.String() != "Hello" || c.FinishReason.set {
-		t.Errorf("text chunk: content %q finish %v", c.Content.String(), c.FinishReason.set)
-	}
-	if err := decodeChatChunk([]byte(exAudioChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if !c.Modality.equal("audio") || c.Content.esc || !c.HasUsage || c.PromptTokens != 42 || c.CompletionTokens != 0 {
-		t.Errorf("audio chunk: %+v", c)
-	}
-	raw, err := base64.StdEncoding.DecodeString(string(c.Content.raw))
-	if err != nil || string(raw[:4]) != "RIFF" {
-		t.Errorf("audio chunk content does not decode to RIFF: %v", err)
-	}
-	if err := decodeChatChunk([]byte(exUsageChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if !c.NoChoices || c.Modality.set || c.PromptTokens != 42 || c.CompletionTokens != 57 || !c.HasPrompt || !c.HasCompletion {
-		t.Errorf("usage chunk: %+v", c)
-	}
-	if err := decodeChatChunk([]byte(exErrorChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if !c.HasError || c.ErrorMessage.String() != "CUDA out of memory" {
-		t.Errorf("error chunk: %+v", c)
-	}
-	if err := decodeChatChunk([]byte(exStopChunk), &c); err != nil {
-		t.Fatal(err)
-	}
-	if c.AudioData.String() != "AAAA" || !c.FinishReason.equal("stop") || c.Content.set {
-		t.Errorf("delta.audio.data chunk: %+v", c)
-	}
-}
-
 func TestDecodeChatChunkSemantics(t *testing.T) {
 	cases := []struct {
 		in     string
@@ -317,6 +273,49 @@ func TestDecodeChatChunkAllocationFree(t *testing.T) {
 	}
 }
 
+func TestDecodeChatChunkProtocolExamples(t *testing.T) {
+	var c chatChunk
+	if err := decodeChatChunk([]byte(exRoleChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Modality.equal("text") || !c.Content.set || !c.Content.empty() || c.NoChoices {
+		t.Errorf("role chunk: %+v", c)
+	}
+	if err := decodeChatChunk([]byte(exTextChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Content.String() != "Hello" || c.FinishReason.set {
+		t.Errorf("text chunk: content %q finish %v", c.Content.String(), c.FinishReason.set)
+	}
+	if err := decodeChatChunk([]byte(exAudioChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Modality.equal("audio") || c.Content.esc || !c.HasUsage || c.PromptTokens != 42 || c.CompletionTokens != 0 {
+		t.Errorf("audio chunk: %+v", c)
+	}
+	raw, err := base64.StdEncoding.DecodeString(string(c.Content.raw))
+	if err != nil || string(raw[:4]) != "RIFF" {
+		t.Errorf("audio chunk content does not decode to RIFF: %v", err)
+	}
+	if err := decodeChatChunk([]byte(exUsageChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.NoChoices || c.Modality.set || c.PromptTokens != 42 || c.CompletionTokens != 57 || !c.HasPrompt || !c.HasCompletion {
+		t.Errorf("usage chunk: %+v", c)
+	}
+	if err := decodeChatChunk([]byte(exErrorChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if !c.HasError || c.ErrorMessage.String() != "CUDA out of memory" {
+		t.Errorf("error chunk: %+v", c)
+	}
+	if err := decodeChatChunk([]byte(exStopChunk), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.AudioData.String() != "AAAA" || !c.FinishReason.equal("stop") || c.Content.set {
+		t.Errorf("delta.audio.data chunk: %+v", c)
+	}
+}
 func FuzzDecodeChatChunk(f *testing.F) {
 	for _, s := range chatSeeds() {
 		f.Add([]byte(s))
@@ -469,32 +468,39 @@ func TestDecodeBase64MatchesStdlib(t *testing.T) {
 	}
 }
 
-// TestIndexControl checks the word-wise scan against a byte loop for every
-// length up to a few words, every position and the bytes around 0x20 and
-// 0x80 where a borrow or high bit could mislead it.
-func TestIndexControl(t *testing.T) {
-	ref := func(b []byte) int {
-		for i, c := range b {
-			if c < 0x20 {
-				return i
-			}
-		}
-		return -1
+// FuzzPlainBase64Len checks the length-only fast path against
+// decodeBase64: whatever it accepts must decode, to that many bytes.
+func FuzzPlainBase64Len(f *testing.F) {
+	for _, s := range []string{
+		"", "A", "AA", "AAA", "AAAA", "AAECAw==", "AAECAw=", "AAECAw", "AAEC\nAw==", "AA-_", "A===", "AB=A",
+		base64.StdEncoding.EncodeToString(testWAV(24000, testPCM(300), false)),
+		base64.RawStdEncoding.EncodeToString(testPCM(301)),
+		base64.StdEncoding.EncodeToString(testPCM(100)) + "\x80" + base64.StdEncoding.EncodeToString(testPCM(100)),
+	} {
+		f.Add([]byte(s))
 	}
-	for n := range 80 {
-		for p := range n {
-			for _, c := range []byte{0x00, 0x01, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0x9f, 0xa0, 0xff} {
-				b := bytes.Repeat([]byte{'a'}, n)
-				b[p] = c
-				if got, want := indexControl(b), ref(b); got != want {
-					t.Fatalf("len %d, byte %#x at %d: %d, want %d", n, c, p, got, want)
-				}
-				if n > p+1 {
-					b[p+1] = 0x05 // a later hit must not hide or move the first
-					if got, want := indexControl(b), ref(b); got != want {
-						t.Fatalf("len %d, %#x at %d then 0x05: %d, want %d", n, c, p, got, want)
-					}
-				}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n, ok := plainBase64Len(in, -1)
+		var buf []byte
+		got, err := decodeBase64(&buf, in)
+		if ok && (err != nil || len(got) != n) {
+			t.Fatalf("%q: fast path says %d bytes, decodeBase64 %d bytes, %v", in, n, len(got), err)
+		}
+		if !ok && err == nil && !bytes.ContainsAny(in, "\r\n") {
+			t.Fatalf("%q: fast path refuses plain base64 that decodes to %d bytes", in, len(got))
+		}
+	})
+}
+
+// TestPlainBase64LenMatchesStdlib sweeps lengths, padded and raw, against
+// encoding/base64's decoded length.
+func TestPlainBase64LenMatchesStdlib(t *testing.T) {
+	for n := range 100 {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			s := enc.EncodeToString(testPCM(n))
+			got, ok := plainBase64Len([]byte(s), -1)
+			if !ok || got != n {
+				t.Fatalf("%d bytes (%q): fast path %d, %v", n, s, got, ok)
 			}
 		}
 	}

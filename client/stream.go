@@ -380,11 +380,16 @@ func (s *stream) text(t jsonText, now time.Time) {
 
 // audioText decodes one base64 audio payload and records its PCM.
 func (s *stream) audioText(t jsonText, field string, now time.Time) error {
-	src := t.raw
+	src, plain := t.raw, t.plain
 	if t.esc {
 		// Only "\/" (and line breaks of wrapped base64) occur in practice.
 		s.scratch = t.appendUnquoted(s.scratch[:0])
-		src = s.scratch
+		src, plain = s.scratch, -1
+	}
+	if s.fmtKnown && s.audioOut == nil && !s.onset.wantsPCM() {
+		if measured, err := s.measureAudio(src, plain, now); measured {
+			return err
+		}
 	}
 	data, err := decodeBase64(&s.b64, src)
 	if err != nil {
@@ -444,6 +449,68 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 	return nil
 }
 
+// wavHeadChars is how much of a base64 WAV file measureAudio decodes for
+// its header: 48 bytes, a canonical 44-byte header and the first PCM bytes
+// (the header must end before the decoded bytes do). A longer header (a
+// LIST chunk, an extensible fmt chunk) takes the full path.
+const wavHeadChars = 64
+
+// measureAudio records a base64 payload from its length, decoding at most
+// its WAV header, when nothing needs its samples: the format is known, the
+// audible onset is found (or cannot be), and no --save-audio sink is set.
+// The whole payload is still checked to be base64. It reports false, having
+// recorded nothing, when the payload needs the full path of audioText: base64
+// that is not plain (line breaks, invalid characters: the full path words
+// the error), a WAV header it cannot read from its first bytes, a new WAV
+// file on a speech stream, or a format measured from its frames (FLAC, MP3,
+// Opus). What it records is what the full path would: the tests compare the
+// two on every payload shape.
+func (s *stream) measureAudio(src []byte, plain int, now time.Time) (bool, error) {
+	size, ok := plainBase64Len(src, plain)
+	if !ok {
+		return false, nil
+	}
+	chat := s.kind == results.KindChat
+	switch {
+	case s.format == "wav" && chat:
+		if len(src) <= wavHeadChars+4 {
+			return false, nil // small enough to decode; keeps padding out of the head
+		}
+		head, err := decodeBase64(&s.b64, src[:wavHeadChars])
+		if err != nil {
+			return false, nil // not reached: the payload is plain base64
+		}
+		h, err := wav.ParseHeader(head)
+		if err != nil || h.DataOffset >= len(head) {
+			return false, nil
+		}
+		n, err := h.PCMLen(size)
+		if err != nil {
+			return false, nil
+		}
+		if err := s.setFormat(h.Format); err != nil {
+			return true, err
+		}
+		s.addChunkBytes(now, n, nil)
+	case chat && (s.format == "flac" || s.format == "mp3" || s.format == "opus"):
+		return false, nil
+	case s.format == "wav":
+		// Speech: a delta continues the WAV data unless it starts a new
+		// file, which the full path checks and parses.
+		if !s.wavHeader || len(src) < 8 {
+			return false, nil
+		}
+		head, err := decodeBase64(&s.b64, src[:8])
+		if err != nil || isRIFF(head) {
+			return false, nil
+		}
+		s.addChunkBytes(now, s.wavDataLen(size), nil)
+	default:
+		s.addChunkBytes(now, size, nil) // headerless PCM; its format is known
+	}
+	return true, nil
+}
+
 func isRIFF(b []byte) bool { return len(b) >= 4 && string(b[:4]) == "RIFF" }
 
 // startWAV takes the format and the declared data size from the WAV header
@@ -463,15 +530,16 @@ func (s *stream) startWAV(h wav.Header) error {
 
 // wavData cuts p to the data the WAV header declared: bytes beyond it (a
 // trailing LIST or other chunk) are not audio.
-func (s *stream) wavData(p []byte) []byte {
+func (s *stream) wavData(p []byte) []byte { return p[:s.wavDataLen(len(p))] }
+
+// wavDataLen is wavData for n bytes: how many of them are audio.
+func (s *stream) wavDataLen(n int) int {
 	if s.wavSize < 0 {
-		return p
+		return n
 	}
-	if int64(len(p)) > s.wavRemain {
-		p = p[:s.wavRemain]
-	}
-	s.wavRemain -= int64(len(p))
-	return p
+	n = int(min(int64(n), s.wavRemain))
+	s.wavRemain -= int64(n)
+	return n
 }
 
 // wavComplete fails when the response ends before the WAV data its header
