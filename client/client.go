@@ -126,6 +126,11 @@ type Client struct {
 	transport  *http.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
+	// decodeBufs holds the buffers audio payloads are decoded into
+	// (*[]byte). A payload's samples are needed only while its event is
+	// handled, so the buffers are shared by all streams: about as many as
+	// events handled at once, not one (5 KB) per open stream.
+	decodeBufs sync.Pool
 	redactor   *secret.Redactor
 
 	drainTimeout time.Duration // bound of a background drain (tests raise it)
@@ -215,7 +220,7 @@ func New(opts Options) (*Client, error) {
 		// HTTP/1.1 only.
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ReadBufferSize:    16 << 10,
+		ReadBufferSize:    8 << 10,
 	}
 	c := &Client{
 		opts:       opts,
@@ -229,7 +234,8 @@ func New(opts Options) (*Client, error) {
 		redactor:     opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
 	}
 	c.closing, c.closed = context.WithCancel(context.Background())
-	c.streams.New = func() any { return new(stream) }
+	c.streams.New = func() any { return &stream{decodeBufs: &c.decodeBufs} }
+	c.decodeBufs.New = func() any { return new([]byte) }
 	return c, nil
 }
 

@@ -28,7 +28,7 @@ func runEvents(t *testing.T, kind, format, wire string, decodeAll bool) (results
 	if decodeAll {
 		sink = io.Discard
 	}
-	s := new(stream)
+	s := c.streams.Get().(*stream)
 	s.reset(&rec, kind, format, defaultPCMSampleRate, sink, sse.DefaultMaxEventBytes)
 	s.t0 = time.Unix(1767000000, 0)
 	now := s.t0

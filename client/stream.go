@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/omnibench/omnibench/results"
@@ -79,12 +80,14 @@ type stream struct {
 	wavRemain int64  // declared data bytes still to come (wavSize >= 0)
 	hdr       []byte // raw speech: header bytes gathered until it parses
 
-	b64     []byte      // base64 decode buffer
-	scratch []byte      // unescaped JSON strings
-	readBuf []byte      // raw speech read buffer
-	sr      *sse.Reader // event-stream reader, reused across requests
-	onset   Onset       // audible onset (audible.go); its detector is reused across requests
-	flacPCM []byte      // decoded PCM of a FLAC or MP3 event
+	b64 []byte // the decoded WAV header of a payload measured without decoding (measureAudio)
+	// decodeBufs is the Client's pool of buffers for decoded payloads.
+	decodeBufs *sync.Pool
+	scratch    []byte      // unescaped JSON strings
+	readBuf    []byte      // raw speech read buffer
+	sr         *sse.Reader // event-stream reader, reused across requests
+	onset      Onset       // audible onset (audible.go); its detector is reused across requests
+	flacPCM    []byte      // decoded PCM of a FLAC or MP3 event
 	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
@@ -101,7 +104,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det}, flacPCM: s.flacPCM[:0],
+		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det}, flacPCM: s.flacPCM[:0],
 	}
 }
 
@@ -391,7 +394,13 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			return err
 		}
 	}
-	data, err := decodeBase64(&s.b64, src)
+	buf := s.decodeBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledBuffer {
+			s.decodeBufs.Put(buf)
+		}
+	}()
+	data, err := decodeBase64(buf, src)
 	if err != nil {
 		return fail(results.ErrMalformed, "event %d: %s: bad base64: %w", s.events, field, err)
 	}
