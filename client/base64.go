@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+
 	"github.com/omnibench/omnibench/bytescan"
 )
 

@@ -3,10 +3,11 @@ package client
 import (
 	"bytes"
 	"fmt"
-	"github.com/omnibench/omnibench/bytescan"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/bytescan"
 )
 
 // This file holds a small JSON scanner that slices values out of an event

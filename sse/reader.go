@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/omnibench/omnibench/bytescan"
 	"io"
+
+	"github.com/omnibench/omnibench/bytescan"
 )
 
 // defaultBufferSize is the initial bufio buffer of a Reader. It holds a
