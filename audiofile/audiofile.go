@@ -4,10 +4,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/omnibench/omnibench/flacfile"
-	"github.com/omnibench/omnibench/mp3file"
 	"strings"
 
+	"github.com/omnibench/omnibench/flacfile"
+	"github.com/omnibench/omnibench/mp3file"
 	"github.com/omnibench/omnibench/wav"
 )
 

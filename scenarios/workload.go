@@ -2,10 +2,10 @@ package scenarios
 
 import (
 	"maps"
-
-	"github.com/omnibench/omnibench/audiofile"
 	"math/bits"
 	"slices"
+
+	"github.com/omnibench/omnibench/audiofile"
 )
 
 // RequestSpec is everything needed to build one request. It owns its maps

@@ -3,10 +3,11 @@ package stats
 import (
 	"encoding/json"
 	"fmt"
-	mstats "github.com/montanaflynn/stats"
 	"math"
 	"slices"
 	"sort"
+
+	mstats "github.com/montanaflynn/stats"
 )
 
 // DefaultPercentiles returns the percentiles reported when a caller does not

@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/omnibench/omnibench/audiofile"
 	"io"
 	"net/http"
 	"net/url"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/wav"
