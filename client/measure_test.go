@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/sse"
@@ -61,6 +62,26 @@ func runEvents(t *testing.T, kind, format, wire string, decodeAll bool) (results
 	return rec, ferr
 }
 
+// chatStream is a chat event stream whose audio events carry the given
+// payloads (JSON string contents) in delta.content, ended by [DONE].
+func chatStream(payloads ...string) string {
+	var sb strings.Builder
+	for _, p := range payloads {
+		sb.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + p + "\"}}],\"modality\":\"audio\"}\n\n")
+	}
+	return sb.String() + "data: [DONE]\n\n"
+}
+
+// speechStream is a speech SSE stream of audio deltas with the given
+// payloads, ended by speech.audio.done.
+func speechStream(payloads ...string) string {
+	var sb strings.Builder
+	for _, p := range payloads {
+		sb.WriteString("event: speech.audio.delta\ndata: {\"type\":\"speech.audio.delta\",\"audio\":\"" + p + "\"}\n\n")
+	}
+	return sb.String() + "event: speech.audio.done\ndata: {\"type\":\"speech.audio.done\"}\n\n"
+}
+
 // TestMeasuredAudioMatchesDecoded runs each response through the path that
 // measures audio from its length (measureAudio) and through the one that
 // decodes every payload, and wants the same record and the same error.
@@ -68,20 +89,6 @@ func TestMeasuredAudioMatchesDecoded(t *testing.T) {
 	loud := testPCM(3840)
 	quiet := make([]byte, 3840)
 	b64 := base64.StdEncoding.EncodeToString
-	chat := func(payloads ...string) string {
-		var sb strings.Builder
-		for _, p := range payloads {
-			sb.WriteString("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + p + "\"}}],\"modality\":\"audio\"}\n\n")
-		}
-		return sb.String() + "data: [DONE]\n\n"
-	}
-	speech := func(payloads ...string) string {
-		var sb strings.Builder
-		for _, p := range payloads {
-			sb.WriteString("event: speech.audio.delta\ndata: {\"type\":\"speech.audio.delta\",\"audio\":\"" + p + "\"}\n\n")
-		}
-		return sb.String() + "event: speech.audio.done\ndata: {\"type\":\"speech.audio.done\"}\n\n"
-	}
 	w := func(pcm []byte) string { return b64(testWAV(24000, pcm, false)) }
 	withList := func(pcm []byte) string { // a LIST chunk before the data: a 300-byte header
 		h := testWAV(24000, pcm, false)
@@ -103,6 +110,7 @@ func TestMeasuredAudioMatchesDecoded(t *testing.T) {
 		binary.LittleEndian.PutUint32(h[4:], uint32(36+n))
 		return b64(h)
 	}
+	chat, speech := chatStream, speechStream
 	cases := []struct {
 		name, kind, format, wire string
 	}{
@@ -140,4 +148,58 @@ func TestMeasuredAudioMatchesDecoded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMeasuredAudioMatchesDecoded sends a loud first event (so the onset is
+// found and later payloads can be measured) and then two fuzzed payloads,
+// as the bytes of an audio file base64-encoded (padded, raw, with "\/"
+// escapes) or as the JSON string itself, on chat and speech streams in wav
+// and pcm, and wants the measuring and the decoding path to agree.
+func FuzzMeasuredAudioMatchesDecoded(f *testing.F) {
+	loud := testPCM(3840)
+	f.Add(testWAV(24000, loud[:1000], false), testWAV(24000, loud[:2000], true), uint8(0))
+	f.Add(loud[:301], loud[:7], uint8(1))
+	f.Add([]byte("UklGRiR9AABXQVZF*mt"), []byte("AAAA\\nAAAA"), uint8(8))
+	f.Add(testWAV(16000, loud[:100], false), []byte("RIFF"), uint8(6))
+	f.Fuzz(func(t *testing.T, a, b []byte, mode uint8) {
+		kind, format := results.KindChat, "wav"
+		if mode&1 != 0 {
+			format = "pcm"
+		}
+		if mode&2 != 0 {
+			kind = results.KindSpeechSSE
+		}
+		first := testWAV(24000, loud, format == "wav" && kind != results.KindChat)
+		if format == "pcm" {
+			first = loud
+		}
+		payload := func(p []byte) string {
+			switch {
+			case mode&8 != 0: // the fuzz bytes are the string: only what JSON allows unescaped
+				return strings.Map(func(r rune) rune {
+					if r < 0x20 || r == '"' || r == '\\' || r == utf8.RuneError {
+						return -1
+					}
+					return r
+				}, string(p))
+			case mode&4 != 0:
+				return base64.RawStdEncoding.EncodeToString(p)
+			case mode&16 != 0:
+				return strings.ReplaceAll(base64.StdEncoding.EncodeToString(p), "/", `\/`)
+			}
+			return base64.StdEncoding.EncodeToString(p)
+		}
+		wire := chatStream(base64.StdEncoding.EncodeToString(first), payload(a), payload(b))
+		if kind != results.KindChat {
+			wire = speechStream(base64.StdEncoding.EncodeToString(first), payload(a), payload(b))
+		}
+		measured, merr := runEvents(t, kind, format, wire, false)
+		decoded, derr := runEvents(t, kind, format, wire, true)
+		if (merr == nil) != (derr == nil) || (merr != nil && merr.Error() != derr.Error()) {
+			t.Fatalf("error: measured %v, decoded %v", merr, derr)
+		}
+		if !reflect.DeepEqual(measured, decoded) {
+			t.Fatalf("records differ:\nmeasured %+v\ndecoded  %+v", measured, decoded)
+		}
+	})
 }
