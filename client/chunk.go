@@ -26,29 +26,40 @@ type chatChunk struct {
 // extracts only the fields above and skips (while validating) everything
 // else, such as id, model, logprobs and metrics. A top-level null gives an
 // empty chunk, as it does for encoding/json.
+//
+// Each object is walked by a loop that switches on the key: the walk runs
+// once per audio event, and per-member callbacks (indirect calls, which do
+// not inline) were most of its cost.
 func decodeChatChunk(b []byte, c *chatChunk) error {
 	*c = chatChunk{NoChoices: true}
-	end, err := members(b, skipWS(b, 0), 0, "", func(key jsonText, i, depth int) (int, bool, error) {
-		switch {
-		case keyIs(key, "modality"):
-			i, err := readString(b, i, &c.Modality, "modality")
-			return i, true, err
-		case keyIs(key, "choices"):
-			i, err := decodeChoices(b, i, depth, c)
-			return i, true, err
-		case keyIs(key, "usage"):
-			i, err := decodeChatUsage(b, i, depth, c)
-			return i, true, err
-		case keyIs(key, "error"):
-			i, err := decodeErrorValue(b, i, depth, &c.HasError, &c.ErrorMessage)
-			return i, true, err
-		}
-		return i, false, nil
-	})
-	if err != nil {
+	var o object
+	if err := o.openOrNull(b, skipWS(b, 0), 0, ""); err != nil {
 		return err
 	}
-	return finish(b, end)
+	for {
+		ok, err := o.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return finish(b, o.i)
+		}
+		switch {
+		case o.keyIs("modality"):
+			o.i, err = readString(b, o.i, &c.Modality, "modality")
+		case o.keyIs("choices"):
+			o.i, err = decodeChoices(b, o.i, o.depth, c)
+		case o.keyIs("usage"):
+			o.i, err = decodeChatUsage(b, o.i, o.depth, c)
+		case o.keyIs("error"):
+			o.i, err = decodeErrorValue(b, o.i, o.depth, &c.HasError, &c.ErrorMessage)
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // decodeChoices reads the choices array into choice 0 of c. Like
@@ -59,8 +70,8 @@ func decodeChoices(b []byte, i, depth int, c *chatChunk) (int, error) {
 		c.resetChoice()
 		return i + 4, nil
 	}
-	a, err := openArray(b, i, depth+1)
-	if err != nil {
+	var a array
+	if err := a.open(b, i, depth+1); err != nil {
 		return 0, fmt.Errorf("choices: %w", err)
 	}
 	for {
@@ -93,58 +104,99 @@ func (c *chatChunk) resetChoice() {
 }
 
 func decodeChoice(b []byte, i, depth int, c *chatChunk) (int, error) {
-	return members(b, i, depth, "choices[0]", func(key jsonText, i, depth int) (int, bool, error) {
-		switch {
-		case keyIs(key, "delta"):
-			i, err := decodeDelta(b, i, depth, c)
-			return i, true, err
-		case keyIs(key, "finish_reason"):
-			i, err := readString(b, i, &c.FinishReason, "choices[0].finish_reason")
-			return i, true, err
+	var o object
+	if err := o.openOrNull(b, i, depth, "choices[0]"); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		return i, false, nil
-	})
+		switch {
+		case o.keyIs("delta"):
+			o.i, err = decodeDelta(b, o.i, o.depth, c)
+		case o.keyIs("finish_reason"):
+			o.i, err = readString(b, o.i, &c.FinishReason, "choices[0].finish_reason")
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 func decodeDelta(b []byte, i, depth int, c *chatChunk) (int, error) {
-	return members(b, i, depth, "choices[0].delta", func(key jsonText, i, depth int) (int, bool, error) {
-		switch {
-		case keyIs(key, "content"):
-			i, err := readString(b, i, &c.Content, "choices[0].delta.content")
-			return i, true, err
-		case keyIs(key, "audio"):
-			i, err := decodeDeltaAudio(b, i, depth, c)
-			return i, true, err
+	var o object
+	if err := o.openOrNull(b, i, depth, "choices[0].delta"); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		return i, false, nil
-	})
+		switch {
+		case o.keyIs("content"):
+			o.i, err = readString(b, o.i, &c.Content, "choices[0].delta.content")
+		case o.keyIs("audio"):
+			o.i, err = decodeDeltaAudio(b, o.i, o.depth, c)
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 func decodeDeltaAudio(b []byte, i, depth int, c *chatChunk) (int, error) {
-	return members(b, i, depth, "choices[0].delta.audio", func(key jsonText, i, _ int) (int, bool, error) {
-		if !keyIs(key, "data") {
-			return i, false, nil
+	var o object
+	if err := o.openOrNull(b, i, depth, "choices[0].delta.audio"); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		i, err := readString(b, i, &c.AudioData, "choices[0].delta.audio.data")
-		return i, true, err
-	})
+		if o.keyIs("data") {
+			o.i, err = readString(b, o.i, &c.AudioData, "choices[0].delta.audio.data")
+		} else {
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 func decodeChatUsage(b []byte, i, depth int, c *chatChunk) (int, error) {
 	if !isNull(b, i) {
 		c.HasUsage = true
 	}
-	return members(b, i, depth, "usage", func(key jsonText, i, _ int) (int, bool, error) {
-		switch {
-		case keyIs(key, "prompt_tokens"):
-			i, err := readInt(b, i, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
-			return i, true, err
-		case keyIs(key, "completion_tokens"):
-			i, err := readInt(b, i, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
-			return i, true, err
+	var o object
+	if err := o.openOrNull(b, i, depth, "usage"); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		return i, false, nil
-	})
+		switch {
+		case o.keyIs("prompt_tokens"):
+			o.i, err = readInt(b, o.i, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
+		case o.keyIs("completion_tokens"):
+			o.i, err = readInt(b, o.i, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // decodeErrorValue reads a top-level "error" member. null clears it (as
@@ -157,11 +209,11 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 		*has, *msg = false, jsonText{}
 		return i + 4, nil
 	case i < len(b) && b[i] == '"':
-		t, j, err := scanString(b, i)
+		j, err := scanString(b, i, msg)
 		if err != nil {
 			return 0, err
 		}
-		*has, *msg = true, t
+		*has = true
 		return j, nil
 	case i < len(b) && b[i] == '{':
 	default:
@@ -169,48 +221,22 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 		return skipValue(b, i, depth)
 	}
 	*has = true
-	return members(b, i, depth, "error", func(key jsonText, i, _ int) (int, bool, error) {
-		if !keyIs(key, "message") {
-			return i, false, nil
-		}
-		i, err := readString(b, i, msg, "error.message")
-		return i, true, err
-	})
-}
-
-// members walks the JSON object (or null) at b[i], which sits at nesting
-// depth depth, and hands each member's key and value offset to field. field
-// reads the value and returns the offset after it with handled true, or
-// returns handled false to have the value skipped (and validated). where
-// names the object in errors ("" for the top level). members returns the
-// offset after the object. field is only called, never kept, so a closure
-// passed here stays on the stack: the walk allocates nothing.
-func members(b []byte, i, depth int, where string, field func(key jsonText, i, depth int) (int, bool, error)) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	o, err := openObject(b, i, depth+1)
-	if err != nil {
-		if where == "" {
-			return 0, err
-		}
-		return 0, fmt.Errorf("%s: %w", where, err)
+	var o object
+	if err := o.openOrNull(b, i, depth, "error"); err != nil {
+		return 0, err
 	}
 	for {
-		key, ok, err := o.next()
-		if err != nil {
-			return 0, err
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		if !ok {
-			return o.i, nil
-		}
-		next, handled, err := field(key, o.i, o.depth)
-		if err == nil && !handled {
-			next, err = skipValue(b, o.i, o.depth)
+		if o.keyIs("message") {
+			o.i, err = readString(b, o.i, msg, "error.message")
+		} else {
+			o.i, err = skipValue(b, o.i, o.depth)
 		}
 		if err != nil {
 			return 0, err
 		}
-		o.i = next
 	}
 }

@@ -2,7 +2,9 @@ package client
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -26,9 +28,11 @@ import (
 // encoding/json's folding, null leaves a field unchanged, a repeated key
 // overwrites scalars and merges objects.
 
-// shortString is how far scanString looks for the closing quote byte by
-// byte before it switches to bytes.IndexByte.
-const shortString = 24
+// shortString is how far scanString looks for the closing quote word by
+// word before it switches to a vectorised scan. It covers the keys and the
+// short values of a chat chunk, model names included, and is a multiple of
+// eight bytes.
+const shortString = 40
 
 // maxDepth is encoding/json's nesting limit; deeper input is an error there
 // and here.
@@ -40,10 +44,6 @@ type jsonText struct {
 	raw []byte
 	esc bool // raw contains at least one backslash escape
 	set bool // the key was present with a string value
-	// foldable is set on object keys that have escapes or non-ASCII bytes,
-	// which may still match a field name after unescaping and Unicode case
-	// folding. (On values it is not maintained.)
-	foldable bool
 	// plain is the length of the run of base64 alphabet characters at the
 	// start of raw, measured by the scan that found the string's end, or
 	// -1 when it was not (short strings, escapes, no AVX2); it spares the
@@ -165,8 +165,11 @@ func syntaxError(off int, format string, args ...any) error {
 	return fmt.Errorf("invalid JSON at byte %d: %s", off, fmt.Sprintf(format, args...))
 }
 
+// skipWS returns the offset of the first non-whitespace byte at or after i.
+// Every JSON whitespace byte is at most ' ', so the usual case (compact JSON,
+// the next byte is a token) costs one comparison.
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
+	for i < len(b) && b[i] <= ' ' {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
@@ -177,39 +180,80 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// scanString reads the string whose opening quote is at b[i] and returns it
-// and the offset after the closing quote. The closing quote is found with
-// bytes.IndexByte (vectorised), so a 5 KB base64 string costs a few hundred
-// nanoseconds.
-func scanString(b []byte, i int) (jsonText, int, error) {
-	// Keys and most values are short: a plain loop over the first bytes
-	// beats two IndexByte calls.
-	var high byte // OR of the bytes seen: >= 0x80 means non-ASCII
-	for j, end := i+1, min(len(b), i+1+shortString); j < end; j++ {
-		c := b[j]
-		if c == '"' {
-			return jsonText{raw: b[i+1 : j], set: true, foldable: high >= utf8.RuneSelf, plain: -1}, j + 1, nil
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return jsonText{}, 0, controlError(j, c)
-		}
-		high |= c
+// scanString reads the string whose opening quote is at b[i] into t and
+// returns the offset after its closing quote; on error t is unchanged.
+// Keys and most values are short and plain: stringStop finds their end,
+// and the rest is for long strings, escapes and errors. t is written field
+// by field, never as a whole struct: a block copy that straddles one-byte
+// stores just made stalls the processor's store forwarding, which costs as
+// much as scanning a short string.
+func scanString(b []byte, i int, t *jsonText) (int, error) {
+	j, _ := stringStop(b, i)
+	if j < 0 || b[j] != '"' {
+		return scanStringSlow(b, i, j, t)
 	}
-	// Most long strings (base64 audio) hold neither escapes nor control
-	// characters: one pass finds their end. Anything else takes the loop
-	// below, which words the errors.
-	if k, plain := bytescan.StringEnd(b[i+1:]); k >= 0 && b[i+1+k] == '"' {
-		return jsonText{raw: b[i+1 : i+1+k], set: true, plain: plain}, i + 2 + k, nil
+	t.raw, t.esc, t.set, t.plain = b[i+1:j], false, true, -1
+	return j + 1, nil
+}
+
+// stringStop looks at the first shortString bytes of the string whose
+// opening quote is at b[i], eight at a time, for the first byte that is
+// '"', '\\' or a control character. It returns its offset, or -1 when
+// there is none, and whether a non-ASCII byte came before it.
+func stringStop(b []byte, i int) (stop int, high bool) {
+	var seen uint64 // OR of the bytes before the stop: a high bit is non-ASCII
+	j, end := i+1, min(len(b), i+1+shortString)
+	for ; j+8 <= end; j += 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		if m := stringStops(w); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			seen |= w & (1<<(8*k) - 1)
+			return j + k, seen&0x8080808080808080 != 0
+		}
+		seen |= w
 	}
+	for ; j < end; j++ { // the last bytes of the input
+		if c := b[j]; c == '"' || c == '\\' || c < 0x20 {
+			return j, seen&0x8080808080808080 != 0
+		}
+		seen |= uint64(b[j])
+	}
+	return -1, seen&0x8080808080808080 != 0
+}
+
+// stringStops returns the high bits of the bytes of w (eight string bytes,
+// the first in the low byte) that are '"', '\\' or below 0x20. Each of the
+// three tests is the classic "has a zero byte" word trick, whose borrow can
+// only mark bytes above a byte that really matches: the lowest marked byte
+// is always right, and it is the only one the caller uses.
+func stringStops(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := w ^ (ones * '"')
+	s := w ^ (ones * '\\')
+	return ((q-ones)&^q | (s-ones)&^s | (w-ones*0x20)&^w) & highs
+}
+
+// scanStringSlow is scanString for strings that are long or hold an escape
+// or a control character; stop is what stringStop found.
+func scanStringSlow(b []byte, i, stop int, t *jsonText) (int, error) {
+	switch {
+	case stop >= 0 && b[stop] < 0x20:
+		return 0, controlError(stop, b[stop])
+	case stop < 0:
+		// Most long strings (base64 audio) hold neither escapes nor
+		// control characters: one pass finds their end.
+		if k, plain := bytescan.StringEnd(b[i+1:]); k >= 0 && b[i+1+k] == '"' {
+			t.raw, t.esc, t.set, t.plain = b[i+1:i+1+k], false, true, plain
+			return i + 2 + k, nil
+		}
+	}
+	// Anything else takes the loop below, which words the errors.
 	j := i + 1
 	esc := false
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return jsonText{}, 0, syntaxError(i, "unterminated string")
+			return 0, syntaxError(i, "unterminated string")
 		}
 		q := j + k
 		n := 0
@@ -219,17 +263,16 @@ func scanString(b []byte, i int) (jsonText, int, error) {
 		if n%2 == 0 {
 			raw := b[i+1 : q]
 			if k := bytescan.IndexControl(raw); k >= 0 {
-				return jsonText{}, 0, controlError(i+1+k, raw[k])
+				return 0, controlError(i+1+k, raw[k])
 			}
 			if esc || bytes.IndexByte(raw, '\\') >= 0 {
 				if err := checkEscapes(raw, i+1); err != nil {
-					return jsonText{}, 0, err
+					return 0, err
 				}
 				esc = true
 			}
-			// foldable is exact for keys: object.next completes it for
-			// long keys, the only ones that get here unescaped.
-			return jsonText{raw: raw, esc: esc, set: true, foldable: esc, plain: -1}, q + 1, nil
+			t.raw, t.esc, t.set, t.plain = raw, esc, true, -1
+			return q + 1, nil
 		}
 		esc = true
 		j = q + 1
@@ -356,119 +399,186 @@ func parseInt(s []byte) (v int64, ok bool) {
 }
 
 // skipValue validates and skips the value at b[i]; depth is the nesting depth
-// of the enclosing container (0 at top level).
+// of the enclosing container (0 at top level). Most skipped values are
+// short scalars (ids, numbers, null), so containers are walked by separate
+// functions: skipValue's own frame stays small.
 func skipValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return 0, syntaxError(i, "unexpected end of input, expected a value")
 	}
 	switch c := b[i]; {
 	case c == '"':
-		_, j, err := scanString(b, i)
-		return j, err
-	case c == '{':
-		m, err := openObject(b, i, depth+1)
-		if err != nil {
-			return 0, err
+		j, _ := stringStop(b, i)
+		if j >= 0 && b[j] == '"' {
+			return j + 1, nil
 		}
-		for {
-			_, ok, err := m.next()
-			if err != nil {
-				return 0, err
-			}
-			if !ok {
-				return m.i, nil
-			}
-			if m.i, err = skipValue(b, m.i, m.depth); err != nil {
-				return 0, err
-			}
-		}
-	case c == '[':
-		a, err := openArray(b, i, depth+1)
-		if err != nil {
-			return 0, err
-		}
-		for {
-			ok, err := a.next()
-			if err != nil {
-				return 0, err
-			}
-			if !ok {
-				return a.i, nil
-			}
-			if a.i, err = skipValue(b, a.i, a.depth); err != nil {
-				return 0, err
-			}
-		}
-	case c == 't':
-		return literal(b, i, "true")
-	case c == 'f':
-		return literal(b, i, "false")
+		var t jsonText
+		return scanStringSlow(b, i, j, &t)
 	case c == 'n':
 		return literal(b, i, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
 		j, _, err := scanNumber(b, i)
 		return j, err
+	case c == '{':
+		return skipObject(b, i, depth)
+	case c == '[':
+		return skipArray(b, i, depth)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
 	default:
 		return 0, syntaxError(i, "unexpected character %q, expected a value", c)
 	}
 }
 
-// object walks the members of one JSON object. After next returns a key, i
-// is the offset of the member's value and the caller must set i to the
-// offset after that value before calling next again.
+// skipObject is skipValue for the object at b[i].
+func skipObject(b []byte, i, depth int) (int, error) {
+	var o object
+	if err := o.open(b, i, depth+1); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
+		}
+		if o.i, err = skipValue(b, o.i, o.depth); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// skipArray is skipValue for the array at b[i].
+func skipArray(b []byte, i, depth int) (int, error) {
+	var a array
+	if err := a.open(b, i, depth+1); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := a.next()
+		if err != nil || !ok {
+			return a.i, err
+		}
+		if a.i, err = skipValue(b, a.i, a.depth); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// object walks the members of one JSON object. After next returns true,
+// key is the member's key and i the offset of its value; the caller must
+// set i to the offset after that value before calling next again. The
+// decoders switch on the key in their own loop, so the walk makes no
+// indirect calls. An object is opened in place (open, openOrNull) and
+// never copied: copying a struct in blocks right after its one-byte fields
+// were stored stalls the processor's store forwarding, which cost more
+// than the rest of a member's walk.
 type object struct {
 	b     []byte
 	i     int
 	depth int
-	n     int // members returned so far
+	n     int    // members returned so far
+	key   []byte // the current member's key as written, without the quotes
+	// fold is set when key has escapes or non-ASCII bytes, and may still
+	// match a field name after unescaping and Unicode case folding.
+	fold bool
+	null bool // the value was null: there are no members
 }
 
-// openObject starts walking the object whose '{' is at b[i]; depth is the
+// open starts walking the object whose '{' is at b[i]; depth is the
 // object's own nesting depth.
-func openObject(b []byte, i, depth int) (object, error) {
+func (o *object) open(b []byte, i, depth int) error {
 	if i >= len(b) || b[i] != '{' {
-		return object{}, syntaxError(i, "expected an object")
+		return syntaxError(i, "expected an object")
 	}
 	if depth > maxDepth {
-		return object{}, syntaxError(i, "nesting deeper than %d", maxDepth)
+		return syntaxError(i, "nesting deeper than %d", maxDepth)
 	}
-	return object{b: b, i: i + 1, depth: depth}, nil
+	o.b, o.i, o.depth = b, i+1, depth
+	return nil
 }
 
-// next advances to the next member. ok is false after the closing brace, and
-// i is then the offset after it.
-func (o *object) next() (key jsonText, ok bool, err error) {
+// openOrNull is open for an object that may also be null (which has no
+// members, as encoding/json leaves a struct alone for null); depth is the
+// nesting depth of the enclosing container. where names the object in
+// errors ("" for the top level).
+func (o *object) openOrNull(b []byte, i, depth int, where string) error {
+	if isNull(b, i) {
+		o.b, o.i, o.null = b, i+4, true
+		return nil
+	}
+	if err := o.open(b, i, depth+1); err != nil {
+		if where != "" {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// next advances to the next member. It returns false after the closing
+// brace, and i is then the offset after it.
+func (o *object) next() (bool, error) {
+	if o.null {
+		return false, nil
+	}
 	b := o.b
 	i := skipWS(b, o.i)
 	if i >= len(b) {
-		return jsonText{}, false, syntaxError(i, "unexpected end of input in object")
+		return false, syntaxError(i, "unexpected end of input in object")
 	}
 	if b[i] == '}' {
 		o.i = i + 1
-		return jsonText{}, false, nil
+		return false, nil
 	}
 	if o.n > 0 {
 		if b[i] != ',' {
-			return jsonText{}, false, syntaxError(i, "expected ',' or '}' after object member")
+			return false, syntaxError(i, "expected ',' or '}' after object member")
 		}
 		i = skipWS(b, i+1)
 	}
 	if i >= len(b) || b[i] != '"' {
-		return jsonText{}, false, syntaxError(i, "expected a string key")
+		return false, syntaxError(i, "expected a string key")
 	}
-	if key, i, err = scanString(b, i); err != nil {
-		return jsonText{}, false, err
+	if j, high := stringStop(b, i); j >= 0 && b[j] == '"' {
+		o.key, o.fold = b[i+1:j], high // scanString's fast path, written out
+	} else {
+		var key jsonText
+		if _, err := scanStringSlow(b, i, j, &key); err != nil {
+			return false, err
+		}
+		o.key, o.fold = key.raw, key.esc || !isASCII(key.raw)
 	}
-	if !key.foldable && len(key.raw) >= shortString {
-		key.foldable = !isASCII(key.raw)
-	}
-	i = skipWS(b, i)
+	i = skipWS(b, i+2+len(o.key))
 	if i >= len(b) || b[i] != ':' {
-		return jsonText{}, false, syntaxError(i, "expected ':' after object key")
+		return false, syntaxError(i, "expected ':' after object key")
 	}
 	o.i = skipWS(b, i+1)
 	o.n++
-	return key, true, nil
+	return true, nil
+}
+
+// keyIs reports whether the current key selects the field name (lower-case
+// ASCII), matching exactly or case-insensitively as encoding/json does. It
+// inlines into the decoders' switches: most keys differ from the name in
+// length, and a plain key (not fold) of another length cannot match. A
+// fold key never equals the name byte for byte (the name has neither
+// escapes nor non-ASCII bytes) but may match after unescaping and folding.
+func (o *object) keyIs(name string) bool {
+	if len(o.key) != len(name) && !o.fold {
+		return false
+	}
+	return string(o.key) == name || o.keyIsSlow(name)
+}
+
+// keyIsSlow is keyIs for a key that is fold or differs from the name only
+// in case.
+func (o *object) keyIsSlow(name string) bool {
+	if o.fold {
+		return foldedKeyIs(o.key, name)
+	}
+	return asciiEqualFold(o.key, name)
 }
 
 // array walks the elements of one JSON array, like object.
@@ -479,14 +589,17 @@ type array struct {
 	n     int // elements returned so far
 }
 
-func openArray(b []byte, i, depth int) (array, error) {
+// open starts walking the array whose '[' is at b[i]; depth is the array's
+// own nesting depth.
+func (a *array) open(b []byte, i, depth int) error {
 	if i >= len(b) || b[i] != '[' {
-		return array{}, syntaxError(i, "expected an array")
+		return syntaxError(i, "expected an array")
 	}
 	if depth > maxDepth {
-		return array{}, syntaxError(i, "nesting deeper than %d", maxDepth)
+		return syntaxError(i, "nesting deeper than %d", maxDepth)
 	}
-	return array{b: b, i: i + 1, depth: depth}, nil
+	a.b, a.i, a.depth = b, i+1, depth
+	return nil
 }
 
 // next advances to the next element; ok is false after the closing bracket.
@@ -514,18 +627,13 @@ func (a *array) next() (ok bool, err error) {
 // readString stores the string value at b[i] into dst, leaves dst unchanged
 // for null, and returns the offset after the value.
 func readString(b []byte, i int, dst *jsonText, field string) (int, error) {
+	if i < len(b) && b[i] == '"' {
+		return scanString(b, i, dst)
+	}
 	if isNull(b, i) {
 		return i + 4, nil
 	}
-	if i >= len(b) || b[i] != '"' {
-		return 0, syntaxError(i, "%s: expected a string or null", field)
-	}
-	t, j, err := scanString(b, i)
-	if err != nil {
-		return 0, err
-	}
-	*dst = t
-	return j, nil
+	return 0, syntaxError(i, "%s: expected a string or null", field)
 }
 
 // readInt stores the integer value at b[i] into dst (and sets *seen), leaves
@@ -560,30 +668,6 @@ func finish(b []byte, i int) error {
 	return nil
 }
 
-// keyIs reports whether an object key selects the field name (lower-case
-// ASCII), matching exactly or case-insensitively as encoding/json does. Keys
-// differ in length from the name in almost every call, so that inlined test
-// comes first; only keys with escapes or non-ASCII bytes take the folding
-// path.
-func keyIs(k jsonText, name string) bool {
-	if !k.foldable {
-		if len(k.raw) != len(name) {
-			return false
-		}
-		if string(k.raw) == name { // servers send the field names as written
-			return true
-		}
-	}
-	return keyIsSlow(k, name)
-}
-
-func keyIsSlow(k jsonText, name string) bool {
-	if k.foldable {
-		return foldedKeyIs(k, name)
-	}
-	return asciiEqualFold(k.raw, name)
-}
-
 func asciiEqualFold(s []byte, name string) bool {
 	for j, c := range s {
 		if 'A' <= c && c <= 'Z' {
@@ -608,9 +692,9 @@ func isASCII(s []byte) bool {
 // foldedKeyIs is the slow path of keyIs for keys with escapes or non-ASCII
 // bytes: encoding/json folds both sides (so U+017F matches 's' and U+212A
 // matches 'k') and compares.
-func foldedKeyIs(k jsonText, name string) bool {
+func foldedKeyIs(key []byte, name string) bool {
 	var ub, fb [64]byte
-	folded := appendFoldedName(fb[:0], unquote(ub[:0], k.raw))
+	folded := appendFoldedName(fb[:0], unquote(ub[:0], key))
 	if len(folded) != len(name) {
 		return false
 	}

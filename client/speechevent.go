@@ -23,45 +23,62 @@ type speechEvent struct {
 }
 
 // decodeSpeechEvent fills e from one event payload without allocating, with
-// the same rules as decodeChatChunk.
+// the same rules (and the same kind of walk) as decodeChatChunk.
 func decodeSpeechEvent(b []byte, e *speechEvent) error {
 	*e = speechEvent{}
-	end, err := members(b, skipWS(b, 0), 0, "", func(key jsonText, i, depth int) (int, bool, error) {
-		switch {
-		case keyIs(key, "type"):
-			i, err := readString(b, i, &e.Type, "type")
-			return i, true, err
-		case keyIs(key, "audio"):
-			i, err := readString(b, i, &e.Audio, "audio")
-			return i, true, err
-		case keyIs(key, "usage"):
-			i, err := decodeSpeechUsage(b, i, depth, e)
-			return i, true, err
-		case keyIs(key, "error"):
-			i, err := decodeErrorValue(b, i, depth, &e.HasError, &e.ErrorMessage)
-			return i, true, err
-		}
-		return i, false, nil
-	})
-	if err != nil {
+	var o object
+	if err := o.openOrNull(b, skipWS(b, 0), 0, ""); err != nil {
 		return err
 	}
-	return finish(b, end)
+	for {
+		ok, err := o.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return finish(b, o.i)
+		}
+		switch {
+		case o.keyIs("type"):
+			o.i, err = readString(b, o.i, &e.Type, "type")
+		case o.keyIs("audio"):
+			o.i, err = readString(b, o.i, &e.Audio, "audio")
+		case o.keyIs("usage"):
+			o.i, err = decodeSpeechUsage(b, o.i, o.depth, e)
+		case o.keyIs("error"):
+			o.i, err = decodeErrorValue(b, o.i, o.depth, &e.HasError, &e.ErrorMessage)
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func decodeSpeechUsage(b []byte, i, depth int, e *speechEvent) (int, error) {
 	if !isNull(b, i) {
 		e.HasUsage = true
 	}
-	return members(b, i, depth, "usage", func(key jsonText, i, _ int) (int, bool, error) {
-		switch {
-		case keyIs(key, "input_tokens"):
-			i, err := readInt(b, i, &e.InputTokens, &e.HasInput, "usage.input_tokens")
-			return i, true, err
-		case keyIs(key, "output_tokens"):
-			i, err := readInt(b, i, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
-			return i, true, err
+	var o object
+	if err := o.openOrNull(b, i, depth, "usage"); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := o.next()
+		if err != nil || !ok {
+			return o.i, err
 		}
-		return i, false, nil
-	})
+		switch {
+		case o.keyIs("input_tokens"):
+			o.i, err = readInt(b, o.i, &e.InputTokens, &e.HasInput, "usage.input_tokens")
+		case o.keyIs("output_tokens"):
+			o.i, err = readInt(b, o.i, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
+		default:
+			o.i, err = skipValue(b, o.i, o.depth)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
