@@ -37,7 +37,7 @@ func decodeChatChunk(b []byte, c *chatChunk) error {
 		return err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil {
 			return err
 		}
@@ -75,7 +75,7 @@ func decodeChoices(b []byte, i, depth int, c *chatChunk) (int, error) {
 		return 0, fmt.Errorf("choices: %w", err)
 	}
 	for {
-		ok, err := a.next()
+		ok, err := a.next(b)
 		if err != nil {
 			return 0, err
 		}
@@ -109,7 +109,7 @@ func decodeChoice(b []byte, i, depth int, c *chatChunk) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
@@ -133,7 +133,7 @@ func decodeDelta(b []byte, i, depth int, c *chatChunk) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
@@ -157,7 +157,7 @@ func decodeDeltaAudio(b []byte, i, depth int, c *chatChunk) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
@@ -181,7 +181,7 @@ func decodeChatUsage(b []byte, i, depth int, c *chatChunk) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
@@ -226,7 +226,7 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}

@@ -415,7 +415,10 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		var t jsonText
 		return scanStringSlow(b, i, j, &t)
 	case c == 'n':
-		return literal(b, i, "null")
+		if isNull(b, i) {
+			return i + 4, nil
+		}
+		return literal(b, i, "null") // words the error
 	case c == '-' || (c >= '0' && c <= '9'):
 		j, _, err := scanNumber(b, i)
 		return j, err
@@ -439,7 +442,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
@@ -456,7 +459,7 @@ func skipArray(b []byte, i, depth int) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := a.next()
+		ok, err := a.next(b)
 		if err != nil || !ok {
 			return a.i, err
 		}
@@ -475,7 +478,6 @@ func skipArray(b []byte, i, depth int) (int, error) {
 // were stored stalls the processor's store forwarding, which cost more
 // than the rest of a member's walk.
 type object struct {
-	b     []byte
 	i     int
 	depth int
 	n     int    // members returned so far
@@ -489,14 +491,25 @@ type object struct {
 // open starts walking the object whose '{' is at b[i]; depth is the
 // object's own nesting depth.
 func (o *object) open(b []byte, i, depth int) error {
-	if i >= len(b) || b[i] != '{' {
-		return syntaxError(i, "expected an object")
+	if i >= len(b) || b[i] != '{' || depth > maxDepth {
+		return openError(b, i, '{')
 	}
-	if depth > maxDepth {
-		return syntaxError(i, "nesting deeper than %d", maxDepth)
-	}
-	o.b, o.i, o.depth = b, i+1, depth
+	o.i, o.depth = i+1, depth
 	return nil
+}
+
+// openError is the error of object.open or array.open for a container
+// that does not start with bracket at b[i] or nests too deep. It is kept
+// out of them so that they inline.
+func openError(b []byte, i int, bracket byte) error {
+	switch {
+	case i < len(b) && b[i] == bracket:
+		return syntaxError(i, "nesting deeper than %d", maxDepth)
+	case bracket == '{':
+		return syntaxError(i, "expected an object")
+	default:
+		return syntaxError(i, "expected an array")
+	}
 }
 
 // openOrNull is open for an object that may also be null (which has no
@@ -505,7 +518,7 @@ func (o *object) open(b []byte, i, depth int) error {
 // errors ("" for the top level).
 func (o *object) openOrNull(b []byte, i, depth int, where string) error {
 	if isNull(b, i) {
-		o.b, o.i, o.null = b, i+4, true
+		o.i, o.null = i+4, true
 		return nil
 	}
 	if err := o.open(b, i, depth+1); err != nil {
@@ -517,13 +530,12 @@ func (o *object) openOrNull(b []byte, i, depth int, where string) error {
 	return nil
 }
 
-// next advances to the next member. It returns false after the closing
+// next advances to the next member of the object in b. It returns false after the closing
 // brace, and i is then the offset after it.
-func (o *object) next() (bool, error) {
+func (o *object) next(b []byte) (bool, error) {
 	if o.null {
 		return false, nil
 	}
-	b := o.b
 	i := skipWS(b, o.i)
 	if i >= len(b) {
 		return false, syntaxError(i, "unexpected end of input in object")
@@ -588,7 +600,6 @@ func (o *object) keyIsSlow(name string) bool {
 
 // array walks the elements of one JSON array, like object.
 type array struct {
-	b     []byte
 	i     int
 	depth int
 	n     int // elements returned so far
@@ -597,19 +608,15 @@ type array struct {
 // open starts walking the array whose '[' is at b[i]; depth is the array's
 // own nesting depth.
 func (a *array) open(b []byte, i, depth int) error {
-	if i >= len(b) || b[i] != '[' {
-		return syntaxError(i, "expected an array")
+	if i >= len(b) || b[i] != '[' || depth > maxDepth {
+		return openError(b, i, '[')
 	}
-	if depth > maxDepth {
-		return syntaxError(i, "nesting deeper than %d", maxDepth)
-	}
-	a.b, a.i, a.depth = b, i+1, depth
+	a.i, a.depth = i+1, depth
 	return nil
 }
 
 // next advances to the next element; ok is false after the closing bracket.
-func (a *array) next() (ok bool, err error) {
-	b := a.b
+func (a *array) next(b []byte) (ok bool, err error) {
 	i := skipWS(b, a.i)
 	if i >= len(b) {
 		return false, syntaxError(i, "unexpected end of input in array")

@@ -31,7 +31,7 @@ func decodeSpeechEvent(b []byte, e *speechEvent) error {
 		return err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func decodeSpeechUsage(b []byte, i, depth int, e *speechEvent) (int, error) {
 		return 0, err
 	}
 	for {
-		ok, err := o.next()
+		ok, err := o.next(b)
 		if err != nil || !ok {
 			return o.i, err
 		}
