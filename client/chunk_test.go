@@ -146,6 +146,11 @@ func TestDecodeChatChunkSemantics(t *testing.T) {
 		{`{"choices":[{},{"delta":{"content":"second"}}]}`, func(c *chatChunk) bool { return !c.NoChoices && !c.Content.set }, "only choice 0 counts"},
 		{`{"usage":{"prompt_tokens":99999999999999999999}}`, func(c *chatChunk) bool { return !c.HasPrompt }, "overflow ignored"},
 		{` {"usage" : { "prompt_tokens" : -3 } } `, func(c *chatChunk) bool { return c.PromptTokens == -3 }, "whitespace"},
+		// Raw (unescaped) non-ASCII in keys, seen by the word-wide scan in
+		// its first and third word: U+017F folds to 's', U+212A to 'k'.
+		{"{\"u\xc5\xbfage\":{\"prompt_to\xe2\x84\xaaens\":3}}", func(c *chatChunk) bool { return c.HasUsage && c.PromptTokens == 3 }, "raw folded keys"},
+		{"{\"usage\":{\"completion_token\xc5\xbf\":4}}", func(c *chatChunk) bool { return c.CompletionTokens == 4 }, "raw folded key, third word"},
+		{"{\"modalit\xc3\xa9\":\"audio\"}", func(c *chatChunk) bool { return !c.Modality.set }, "non-ASCII key that folds to no field"},
 	}
 	for _, tc := range cases {
 		var c chatChunk
@@ -180,6 +185,19 @@ func TestDecodeChatChunkErrorsNameOffset(t *testing.T) {
 		{"{\"a\":\"" + strings.Repeat("QUJD", 100) + "\nQUJD\"}", `byte 406: invalid character '\n' in string literal`},
 		{"{\"a\":\"" + strings.Repeat("x", 30) + "\\n\t\"}", `byte 38: invalid character '\t' in string literal`},
 		{"{\"k\x1fey\":1}", `byte 3: invalid character '\x1f' in string literal`},
+		// Strings are scanned eight bytes at a time for their first 24
+		// bytes: a stop in the second or third word, a control character
+		// after an escape, and one past the first 24 bytes of a string that
+		// never ends (reported as unterminated, as before the word-wide scan).
+		{"{\"a\":\"0123456789\x01\"}", `byte 16: invalid character '\x01' in string literal`},
+		{"{\"0123456789\x1f\":1}", `byte 12: invalid character '\x1f' in string literal`},
+		{"{\"a\":\"0123456789abcdefghijk\x01", `byte 27: invalid character '\x01' in string literal`},
+		{"{\"a\":\"0123456789abcdefghijklmn\x01", `byte 5: unterminated string`},
+		{"{\"a\":\"ab\\\x01\"}", `byte 9: invalid character '\x01' in string literal`},
+		{`{"a":"ab\\`, `byte 5: unterminated string`},
+		{`{"x":` + strings.Repeat(`{"a":`, maxDepth) + `1` + strings.Repeat("}", maxDepth) + `}`, "byte 50000: nesting deeper than 10000"},
+		{`{"x":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`, "byte 10004: nesting deeper than 10000"},
+		{`{"choices":[{"delta":[]}]}`, "choices[0].delta: invalid JSON at byte 21: expected an object"},
 	}
 	for _, tc := range cases {
 		var c chatChunk
