@@ -238,8 +238,12 @@ func (r *Reader) lend() {
 // then takes one from the pool; the probed bytes (and an error that came
 // with them) reach it first through src.
 func (r *Reader) borrow() {
-	n, err := r.src.Read(r.probe[:min(len(r.probe), r.max+1)])
-	r.src.pre, r.src.err = r.probe[:n], err
+	probe := r.probe[:]
+	if r.max < len(probe) {
+		probe = probe[:r.max+1] // enough to see a line exceed the cap, no more
+	}
+	n, err := r.src.Read(probe)
+	r.src.pre, r.src.err = probe[:n], err
 	r.br = r.pool.get(&r.src)
 }
 
