@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync"
 	"time"
 
 	"github.com/omnibench/omnibench/flacfile"
@@ -17,7 +18,12 @@ import (
 // and feed it through Client.TrackOnset. The zero value is ready; its
 // detector is reused across records.
 type Onset struct {
-	det  *onset.Detector
+	det *onset.Detector
+	// pool is the Client's pool of detectors. A detector holds a window of
+	// samples (about 2 KB at 24 kHz), which a stream needs only until its
+	// onset is found, in its first events; after that it goes back to the
+	// pool, so an open stream does not hold one.
+	pool *sync.Pool
 	rec  *results.Record
 	f    wav.Format
 	on   bool // the detector runs over rec's PCM
@@ -27,6 +33,7 @@ type Onset struct {
 // TrackOnset feeds pcm, one chunk in format f that AddChunk has just
 // appended to rec, to o; a record other than the last one restarts o.
 func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []byte) {
+	o.pool = &c.detectors
 	if o.rec != rec {
 		o.start(rec, f, c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow)
 	}
@@ -37,11 +44,14 @@ func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []b
 // (the format every kind delivers); for other sample widths TTFA stays
 // unmeasured.
 func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, window time.Duration) {
-	*o = Onset{det: o.det, rec: rec, f: f, done: true}
+	*o = Onset{det: o.det, pool: o.pool, rec: rec, f: f, done: true}
 	if f.BitsPerSample != 16 {
 		return
 	}
 	cfg := onset.Config{SampleRate: f.SampleRate, Channels: f.Channels, ThresholdDBFS: thresholdDBFS, Window: window}
+	if o.det == nil && o.pool != nil {
+		o.det, _ = o.pool.Get().(*onset.Detector)
+	}
 	if o.det == nil {
 		d, err := onset.New(cfg)
 		if err != nil {
@@ -62,7 +72,19 @@ func (o *Onset) wantsPCM() bool { return o.on && !o.done }
 
 // stop ends the analysis of the current record without an onset: part of
 // its audio was measured from a header without being decoded.
-func (o *Onset) stop() { o.on, o.done = false, true }
+func (o *Onset) stop() {
+	o.on, o.done = false, true
+	o.release()
+}
+
+// release gives the detector back to the pool once the record no longer
+// needs it: the onset was found, or cannot be.
+func (o *Onset) release() {
+	if o.pool != nil && o.det != nil {
+		o.pool.Put(o.det)
+		o.det = nil
+	}
+}
 
 // chunk feeds one chunk's PCM (already on the record's timeline) to the
 // detector until the onset is found; then TTFA audible is the arrival of
@@ -74,6 +96,7 @@ func (o *Onset) chunk(pcm []byte) {
 	}
 	o.done = true
 	frame, _ := o.det.Onset()
+	o.release()
 	rec := o.rec
 	at := frame * int64(o.f.BytesPerFrame())
 	var cum int64

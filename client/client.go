@@ -131,7 +131,14 @@ type Client struct {
 	// handled, so the buffers are shared by all streams: about as many as
 	// events handled at once, not one (5 KB) per open stream.
 	decodeBufs sync.Pool
-	redactor   *secret.Redactor
+	// sseBufs lends the event-stream readers their 8 KiB buffers while
+	// they have unread bytes (sse.BufferPool): an open stream waits for
+	// its next event without one.
+	sseBufs sse.BufferPool
+	// detectors holds the audible-onset detectors (*onset.Detector) of
+	// streams that have not found their onset yet (Onset.pool).
+	detectors sync.Pool
+	redactor  *secret.Redactor
 
 	drainTimeout time.Duration // bound of a background drain (tests raise it)
 	drains       sync.WaitGroup
@@ -221,6 +228,10 @@ func New(opts Options) (*Client, error) {
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 		ReadBufferSize:    8 << 10,
+		// Every open connection keeps its write buffer. A request (its
+		// headers, then the JSON body) is a few hundred bytes; a larger
+		// body bypasses the buffer after filling it, at one more write.
+		WriteBufferSize: 1 << 10,
 	}
 	c := &Client{
 		opts:       opts,
@@ -234,7 +245,9 @@ func New(opts Options) (*Client, error) {
 		redactor:     opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
 	}
 	c.closing, c.closed = context.WithCancel(context.Background())
-	c.streams.New = func() any { return &stream{decodeBufs: &c.decodeBufs} }
+	c.streams.New = func() any {
+		return &stream{decodeBufs: &c.decodeBufs, sseBufs: &c.sseBufs, onset: Onset{pool: &c.detectors}}
+	}
 	c.decodeBufs.New = func() any { return new([]byte) }
 	return c, nil
 }

@@ -83,11 +83,12 @@ type stream struct {
 	b64 []byte // the decoded WAV header of a payload measured without decoding (measureAudio)
 	// decodeBufs is the Client's pool of buffers for decoded payloads.
 	decodeBufs *sync.Pool
-	scratch    []byte      // unescaped JSON strings
-	readBuf    []byte      // raw speech read buffer
-	sr         *sse.Reader // event-stream reader, reused across requests
-	onset      Onset       // audible onset (audible.go); its detector is reused across requests
-	flacPCM    []byte      // decoded PCM of a FLAC or MP3 event
+	sseBufs    *sse.BufferPool // the Client's, lent to sr
+	scratch    []byte          // unescaped JSON strings
+	readBuf    []byte          // raw speech read buffer
+	sr         *sse.Reader     // event-stream reader, reused across requests
+	onset      Onset           // audible onset (audible.go); its detector is reused across requests
+	flacPCM    []byte          // decoded PCM of a FLAC or MP3 event
 	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
@@ -104,7 +105,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det}, flacPCM: s.flacPCM[:0],
+		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool}, flacPCM: s.flacPCM[:0],
 	}
 }
 
@@ -132,12 +133,21 @@ func (s *stream) consume(r io.Reader) error {
 		return s.readRaw(r)
 	}
 	if s.sr == nil {
-		s.sr = sse.NewReader(r)
+		s.sr = s.newSSEReader(r)
 	} else {
 		s.sr.Reset(r) // the pooled reader keeps its buffer, grown to the events it met
 	}
 	s.sr.SetMaxEventBytes(s.maxEvent)
 	return s.readSSE(s.sr)
+}
+
+// newSSEReader returns an event-stream reader that borrows its buffer from
+// the Client's pool, or has its own when the stream has no Client (tests).
+func (s *stream) newSSEReader(r io.Reader) *sse.Reader {
+	if s.sseBufs == nil {
+		return sse.NewReader(r)
+	}
+	return s.sseBufs.NewReader(r)
 }
 
 // readSSE handles events until the end of the response.

@@ -109,3 +109,43 @@ func BenchmarkWriterAudioEvent(b *testing.B) {
 		}
 	}
 }
+
+// eventReader returns one event per Read (the rest of it when p was too
+// small), as a socket does that received each event in its own segment: a
+// Reader then consumes all it read with every event, so a lent buffer goes
+// back to its pool each time.
+type eventReader struct {
+	b   []byte
+	off int
+}
+
+func (e *eventReader) Read(p []byte) (int, error) {
+	n := copy(p, e.b[e.off:])
+	e.off = (e.off + n) % len(e.b)
+	return n, nil
+}
+
+// BenchmarkReaderLentBuffer is the price of BufferPool per 80 ms chat event
+// arriving alone: the 64-byte probe read, the pool's get and put and the
+// second read, against a Reader with its own buffer on the same source.
+func BenchmarkReaderLentBuffer(b *testing.B) {
+	ev := chatAudioEvent(80)
+	for _, tc := range []struct {
+		name string
+		new  func(io.Reader) *Reader
+	}{
+		{"own-buffer", NewReader},
+		{"lent", new(BufferPool).NewReader},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := tc.new(&eventReader{b: ev})
+			b.SetBytes(int64(len(ev)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

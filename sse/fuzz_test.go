@@ -101,6 +101,7 @@ func FuzzReader(f *testing.F) {
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), uint8(i))
+		f.Add([]byte(s), uint8(i)|16) // the same through a lent buffer
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
 		// Property 1: any input parses like the oracle, whatever the read
@@ -112,6 +113,13 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(src)
 		if mode&2 != 0 {
 			r = newReaderSize(src, 16)
+		}
+		if mode&16 != 0 { // the same buffer size, lent
+			pool := &BufferPool{}
+			if mode&2 != 0 {
+				pool.size = 16
+			}
+			r = pool.NewReader(src)
 		}
 		got, err := readAll(r, len(in)+1)
 		if err != io.EOF {
@@ -185,6 +193,7 @@ func FuzzReaderLimit(f *testing.F) {
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), uint8(i), uint8(16))
+		f.Add([]byte(s), uint8(i)|16, uint8(16))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode, limit uint8) {
 		max := int(limit%64) + 1
@@ -195,6 +204,13 @@ func FuzzReaderLimit(f *testing.F) {
 		r := NewReader(src)
 		if mode&2 != 0 {
 			r = newReaderSize(src, 16)
+		}
+		if mode&16 != 0 { // the same buffer size, lent
+			pool := &BufferPool{}
+			if mode&2 != 0 {
+				pool.size = 16
+			}
+			r = pool.NewReader(src)
 		}
 		r.SetMaxEventBytes(max)
 		got, err := readAll(r, len(in)+1)

@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,22 @@ func TestReaderCapBoundary(t *testing.T) {
 	r.Reset(bytes.NewReader([]byte(line + "a\n\n")))
 	if _, err := r.Next(); err == nil {
 		t.Fatal("Reset dropped the cap")
+	}
+}
+
+// TestLentBufferWithTheLargestCap checks that a Reader with a BufferPool
+// probes within its array when the cap is as large as an int can be (the
+// cap plus one, which bounds the probe of a tiny cap, would overflow).
+func TestLentBufferWithTheLargestCap(t *testing.T) {
+	r := new(BufferPool).NewReader(strings.NewReader("data: one\n\ndata: two\n\n"))
+	r.SetMaxEventBytes(math.MaxInt)
+	for _, want := range []string{"one", "two"} {
+		e, err := r.Next()
+		if err != nil || string(e.Data) != want {
+			t.Fatalf("event %q, %v; want %q", e.Data, err, want)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("after the last event: %v, want io.EOF", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 
 	"github.com/omnibench/omnibench/bytescan"
 )
@@ -39,6 +41,11 @@ const maxRetained = 1 << 20
 
 // maxInternedTypes bounds the per-Reader cache of event type strings.
 const maxInternedTypes = 8
+
+// probeSize is the read a Reader with a BufferPool waits with while it
+// holds no buffer: enough for a send-stamp comment or a short event, and
+// small because every open stream keeps one.
+const probeSize = 64
 
 // utf8BOM is skipped at the start of a stream, as the SSE specification asks.
 const utf8BOM = "\xEF\xBB\xBF"
@@ -100,6 +107,56 @@ type Reader struct {
 	lineStart  int64 // offset where the line being read started
 
 	max int // cap on a line and on an event's data, in bytes
+
+	// pool, when set, lends br (BufferPool.NewReader): the Reader gives br
+	// back whenever it has consumed all it read, and waits for the next
+	// bytes in probe; br is nil in between.
+	pool  *BufferPool
+	probe [probeSize]byte
+}
+
+// BufferPool lends read buffers to the Readers that share it. A Reader
+// with a pool holds a buffer only while it has unread bytes: it gives the
+// buffer back when it has consumed everything it read, and waits for the
+// stream's next bytes with a 64-byte read of its own. A client of a
+// thousand audio streams, each idle for most of the 80 ms between events,
+// then holds buffers for the few streams whose events are being parsed,
+// not one per open stream (8 KiB each). The cost is one more read from the
+// source per burst of input, served from what the source has buffered.
+//
+// Only buffers of the initial size are lent; a Reader whose buffer grew
+// for long lines keeps it, as without a pool. The zero value is ready to
+// use; a BufferPool must not be copied after first use.
+type BufferPool struct {
+	readers sync.Pool // *bufio.Reader of size bytes
+	size    int       // 0 means defaultBufferSize (tests use tiny buffers)
+}
+
+func (p *BufferPool) bufferSize() int {
+	if p.size == 0 {
+		return defaultBufferSize
+	}
+	return p.size
+}
+
+// get returns a buffer reading from src.
+func (p *BufferPool) get(src io.Reader) *bufio.Reader {
+	if br, ok := p.readers.Get().(*bufio.Reader); ok {
+		br.Reset(src)
+		return br
+	}
+	return bufio.NewReaderSize(src, p.bufferSize())
+}
+
+// NewReader returns a Reader like the package's NewReader that borrows its
+// buffer from p. It holds none until the stream's first bytes arrive.
+func (p *BufferPool) NewReader(r io.Reader) *Reader {
+	return &Reader{src: prefixReader{r: r}, max: DefaultMaxEventBytes, pool: p}
+}
+
+func (p *BufferPool) put(br *bufio.Reader) {
+	br.Reset(nil) // drop the stream
+	p.readers.Put(br)
 }
 
 // LimitError reports a line or an event's data that exceeds the Reader's
@@ -152,12 +209,42 @@ func (r *Reader) Reset(src io.Reader) {
 		comment: retain(r.comment),
 		types:   r.types,
 		max:     r.max,
+		pool:    r.pool,
+	}
+	if r.br == nil {
+		return // lent: borrowed again when the new stream has bytes
 	}
 	if r.br.Size() > maxRetainedBuffer {
 		r.br = bufio.NewReaderSize(&r.src, defaultBufferSize)
 		return
 	}
 	r.br.Reset(&r.src)
+	r.lend()
+}
+
+// lend gives br back to the pool when r has one and nothing of br is
+// unread: no buffered bytes, nothing carried over, and no error from the
+// source that br may hold for its next read (bufio keeps it there, and it
+// would be lost with the buffer).
+func (r *Reader) lend() {
+	if r.pool == nil || r.br == nil || r.br.Buffered() > 0 || len(r.src.pre) > 0 || r.src.failed || r.br.Size() != r.pool.bufferSize() {
+		return
+	}
+	r.pool.put(r.br)
+	r.br = nil
+}
+
+// borrow waits for the stream's next bytes in probe, without a buffer, and
+// then takes one from the pool; the probed bytes (and an error that came
+// with them) reach it first through src.
+func (r *Reader) borrow() {
+	probe := r.probe[:]
+	if r.max < len(probe) {
+		probe = probe[:r.max+1] // enough to see a line exceed the cap, no more
+	}
+	n, err := r.src.Read(probe)
+	r.src.pre, r.src.err = probe[:n], err
+	r.br = r.pool.get(&r.src)
 }
 
 // prefixReader reads the bytes of pre, then those of r. pre aliases carry,
@@ -166,11 +253,18 @@ func (r *Reader) Reset(src io.Reader) {
 // limit, when positive, bounds one Read from r: the Reader sets it while a
 // line without a terminator nears the cap, so a grown buffer does not read
 // far beyond the cap.
+//
+// err is an error a probe read returned with (or instead of) the bytes in
+// pre, returned once after them. failed records that r has returned an
+// error: the buffer reading from it then holds (or has returned) the end of
+// the stream and is not lent.
 type prefixReader struct {
-	r     io.Reader
-	pre   []byte
-	carry []byte
-	limit int
+	r      io.Reader
+	pre    []byte
+	carry  []byte
+	limit  int
+	err    error
+	failed bool
 }
 
 func (p *prefixReader) Read(b []byte) (int, error) {
@@ -179,10 +273,19 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 		p.pre = p.pre[n:]
 		return n, nil
 	}
+	if p.err != nil {
+		err := p.err
+		p.err = nil
+		return 0, err
+	}
 	if p.limit > 0 && len(b) > p.limit {
 		b = b[:p.limit]
 	}
-	return p.r.Read(b)
+	n, err := p.r.Read(b)
+	if err != nil {
+		p.failed = true
+	}
+	return n, err
 }
 
 // grow replaces a full buffer by one twice its size holding the same bytes,
@@ -193,7 +296,13 @@ func (r *Reader) grow() bool {
 		return false
 	}
 	buffered, _ := r.br.Peek(r.br.Buffered())
-	r.src.carry = append(r.src.carry[:0], buffered...)
+	if rest := r.src.pre; len(rest) > 0 {
+		// Probed bytes br has not taken yet (a buffer smaller than the
+		// probe) follow the buffered ones. rest may alias carry.
+		r.src.carry = slices.Concat(buffered, rest)
+	} else {
+		r.src.carry = append(r.src.carry[:0], buffered...)
+	}
 	r.src.pre = r.src.carry
 	r.br = bufio.NewReaderSize(&r.src, size)
 	_, _ = r.br.Peek(len(r.src.carry)) // served from carry: cannot fail
@@ -229,7 +338,8 @@ func (r *Reader) Next() (Event, error) {
 		return Event{}, r.err
 	}
 	// The previous event's buffers are reset only now, because the caller
-	// could still read them until this call.
+	// could still read them until this call; so is br given back.
+	r.lend()
 	r.data, r.dataRef = r.data[:0], nil
 	r.sawData = false
 	r.typ = ""
@@ -394,6 +504,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	r.long = r.long[:0]
 	r.lineInLong = false
 	r.lineStart = r.offset
+	if r.br == nil {
+		r.borrow()
+	}
 	scanned := 0 // leading bytes of the buffered data known to hold no terminator
 	for {
 		buf, _ := r.br.Peek(r.br.Buffered()) // no I/O: only what is buffered

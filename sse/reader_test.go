@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -38,14 +39,19 @@ func readAll(r *Reader, max int) ([]ev, error) {
 
 // readers feeds the same input in differently sized pieces and buffer
 // sizes, so that lines and CRLF pairs straddle reads and refills.
+// The "pooled" ones lend their buffer (BufferPool) whenever they have
+// consumed all they read.
 func readers(in string) map[string]*Reader {
 	return map[string]*Reader{
-		"whole":       NewReader(strings.NewReader(in)),
-		"one-byte":    NewReader(iotest.OneByteReader(strings.NewReader(in))),
-		"half":        NewReader(iotest.HalfReader(strings.NewReader(in))),
-		"data-err":    NewReader(iotest.DataErrReader(strings.NewReader(in))),
-		"buf16":       newReaderSize(strings.NewReader(in), 16),
-		"buf16-bytes": newReaderSize(iotest.OneByteReader(strings.NewReader(in)), 16),
+		"whole":              NewReader(strings.NewReader(in)),
+		"one-byte":           NewReader(iotest.OneByteReader(strings.NewReader(in))),
+		"half":               NewReader(iotest.HalfReader(strings.NewReader(in))),
+		"data-err":           NewReader(iotest.DataErrReader(strings.NewReader(in))),
+		"buf16":              newReaderSize(strings.NewReader(in), 16),
+		"buf16-bytes":        newReaderSize(iotest.OneByteReader(strings.NewReader(in)), 16),
+		"pooled":             new(BufferPool).NewReader(strings.NewReader(in)),
+		"pooled-data-err":    new(BufferPool).NewReader(iotest.DataErrReader(strings.NewReader(in))),
+		"pooled-buf16-bytes": (&BufferPool{size: 16}).NewReader(iotest.OneByteReader(strings.NewReader(in))),
 	}
 }
 
@@ -331,5 +337,91 @@ func TestReaderBufferGrowsOnDemand(t *testing.T) {
 	}
 	if ev, err := r.Next(); err != nil || string(ev.Data) != "x" {
 		t.Errorf("after the shrink: %q, %v", ev.Data, err)
+	}
+}
+
+// readSizes is a source that hands out one chunk per Read, records how
+// much room each Read offered, and blocks before each chunk until released:
+// it shows how large a buffer a Reader waits for input with.
+type readSizes struct {
+	chunks  []string
+	offered chan int
+	release chan struct{}
+}
+
+func (s *readSizes) Read(p []byte) (int, error) {
+	s.offered <- len(p)
+	<-s.release
+	if len(s.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.chunks[0])
+	s.chunks[0] = s.chunks[0][n:]
+	if s.chunks[0] == "" {
+		s.chunks = s.chunks[1:]
+	}
+	return n, nil
+}
+
+// TestPooledReaderWaitsWithoutItsBuffer checks that a Reader with a
+// BufferPool waits for each event's first bytes with its 64-byte probe,
+// having given its 8 KiB buffer back, and still reads events that arrive
+// in one piece, in several, or together.
+func TestPooledReaderWaitsWithoutItsBuffer(t *testing.T) {
+	long := "data: " + strings.Repeat("QUJD", 2000) + "\n\n" // beyond the probe, within the buffer
+	for name, pool := range map[string]*BufferPool{"pooled": {}, "own buffer": nil} {
+		t.Run(name, func(t *testing.T) {
+			src := &readSizes{
+				chunks:  []string{": sent=1\ndata: one\n\n", long[:3000], long[3000:], "data: two\n\ndata: three\n\n"},
+				offered: make(chan int, 1), release: make(chan struct{}),
+			}
+			r := NewReader(src)
+			if pool != nil {
+				r = pool.NewReader(src)
+			}
+			got := make(chan []string, 1)
+			go func() {
+				var data []string
+				for {
+					e, err := r.Next()
+					if err != nil {
+						got <- data
+						return
+					}
+					data = append(data, string(e.Data))
+				}
+			}()
+			var (
+				waits []int
+				data  []string
+			)
+			hang := time.After(30 * time.Second) // hang guard only, not a timing assertion
+		serve:
+			for {
+				select {
+				case n := <-src.offered:
+					waits = append(waits, n)
+					src.release <- struct{}{}
+				case data = <-got:
+					break serve
+				case <-hang:
+					t.Fatalf("stuck after reads of %v bytes", waits)
+				}
+			}
+			want := []string{"one", long[len("data: ") : len(long)-2], "two", "three"}
+			if !slices.Equal(data, want) {
+				t.Fatalf("events %.40q, want %.40q", data, want)
+			}
+			// Each event's first read, and the one that finds the end,
+			// waits without the buffer; the rest of the long event is
+			// read into the buffer borrowed for it.
+			wantWaits := []int{probeSize, probeSize, defaultBufferSize - probeSize, defaultBufferSize - 3000, probeSize, probeSize}
+			if pool == nil {
+				wantWaits = []int{defaultBufferSize, defaultBufferSize, defaultBufferSize - 3000, defaultBufferSize, defaultBufferSize}
+			}
+			if !slices.Equal(waits, wantWaits) {
+				t.Fatalf("reads offered %v bytes, want %v", waits, wantWaits)
+			}
+		})
 	}
 }
