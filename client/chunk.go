@@ -28,8 +28,8 @@ type chatChunk struct {
 // empty chunk, as it does for encoding/json.
 //
 // Each object is walked by a loop that switches on the key: the walk runs
-// once per audio event, and per-member callbacks (indirect calls, which do
-// not inline) were most of its cost.
+// once per audio event, and a callback per member (an indirect call, which
+// cannot inline) was part of its cost.
 func decodeChatChunk(b []byte, c *chatChunk) error {
 	*c = chatChunk{NoChoices: true}
 	var o object
