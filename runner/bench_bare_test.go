@@ -31,10 +31,9 @@ import (
 )
 
 // profileDir, when set, receives a CPU profile of this whole process during
-// each run of BenchmarkClientVsBareLoop (omnibench-<streams>.pprof and
-// bare-<streams>.pprof),
-// for `go tool pprof -top`.
-var profileDir = flag.String("omnibench.profile", "", "write a CPU profile of each run of BenchmarkClientVsBareLoop (both clients) to this directory")
+// each run of BenchmarkClientVsBareLoop (omnibench-<streams>.pprof,
+// bare-<streams>.pprof and conn-<streams>.pprof), for `go tool pprof -top`.
+var profileDir = flag.String("omnibench.profile", "", "write a CPU profile of each run of BenchmarkClientVsBareLoop (every client) to this directory")
 
 // bareStreams are the levels of BenchmarkClientVsBareLoop.
 var bareStreams = []int{100, 1000, 2000, 5000}
@@ -78,12 +77,14 @@ func (f *levelFigures) cpuPerEventUS() float64 {
 // every timestamp, the connection burst included), the Go runtime's memory
 // growth per open stream (package selfmon, the same method for both), and
 // errors; and the ratios omnibench / bare of CPU per event and delay p99.
+// The same figures (conn-*) come for the bare loop without net/http's
+// Transport (connRun): what the Transport itself costs.
 // The goals (README speed section): CPU per event at most 1.15x, delay p99
 // at most 1.2x the bare loop's, 5000 streams without errors.
 //
-// One iteration runs both clients once per level; the bare loop runs first
-// in even iterations, omnibench in odd ones, and the figures are medians
-// over the iterations (-benchtime 3x or more keeps one disturbed run out). -omnibench.profile DIR writes a CPU profile of each
+// One iteration runs the three clients once per level, rotating which goes
+// first, and the figures are medians over the iterations (-benchtime 3x or
+// more keeps one disturbed run out). -omnibench.profile DIR writes a CPU profile of each
 // omnibench run.
 func BenchmarkClientVsBareLoop(b *testing.B) {
 	ensureFiles(b, uint64(slices.Max(bareStreams))+256)
@@ -98,19 +99,20 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 	}
 	for _, n := range bareStreams {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
-			var omni, bare levelRuns
+			var omni, bare, conn levelRuns
+			clients := []func(ctx context.Context){
+				func(ctx context.Context) { omni = append(omni, omniRun(ctx, b, srv.url, wl, n)) },
+				func(ctx context.Context) { bare = append(bare, bareRun(ctx, b, srv.url, wl, n)) },
+				func(ctx context.Context) { conn = append(conn, connRun(ctx, b, srv.url, wl, n)) },
+			}
 			wait0, start := runqueueWait("self"), time.Now()
 			for i := 0; b.Loop(); i++ {
-				// Alternate which client goes first, so that with an even
-				// -benchtime neither always meets a server just warmed up
-				// (or just loaded) by the other.
+				// Rotate which client goes first, so that with -benchtime
+				// 3x none always meets a server just warmed up (or just
+				// loaded) by another.
 				ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
-				if i%2 == 0 {
-					bare = append(bare, bareRun(ctx, b, srv.url, wl, n))
-					omni = append(omni, omniRun(ctx, b, srv.url, wl, n))
-				} else {
-					omni = append(omni, omniRun(ctx, b, srv.url, wl, n))
-					bare = append(bare, bareRun(ctx, b, srv.url, wl, n))
+				for k := range clients {
+					clients[(i+k)%len(clients)](ctx)
 				}
 				cancel()
 			}
@@ -132,6 +134,7 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 			}
 			oc, op := report("omni", omni)
 			bc, bp := report("bare", bare)
+			report("conn", conn)
 			b.ReportMetric(oc/bc, "cpu-ratio")
 			b.ReportMetric(op/bp, "p99-ratio")
 			// Threads of this process runnable but waiting for a CPU, on
@@ -304,6 +307,12 @@ func bareStream(ctx context.Context, hc *http.Client, url string, body []byte) (
 		return nil, err
 	}
 	defer resp.Body.Close()
+	return readEvents(resp)
+}
+
+// readEvents is the line loop of the bare clients: the response's events
+// split, each stamped event's delay in ms returned.
+func readEvents(resp *http.Response) ([]float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
