@@ -74,9 +74,14 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	// (the load generator does), which must not end the drain.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	unlink := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
-	stop := context.CancelFunc(func() {})
+	stop := func() {}
 	if c.opts.Timeout > 0 {
-		ctx, stop = context.WithTimeoutCause(ctx, c.opts.Timeout, causeTimeout)
+		// A timer that cancels ctx with the cause, rather than a context
+		// with a deadline on top of it: every open stream holds its
+		// contexts, and net/http's own context for the request then
+		// hangs off ctx instead of a third one.
+		timer := time.AfterFunc(c.opts.Timeout, func() { cancel(causeTimeout) })
+		stop = func() { timer.Stop() }
 	}
 	// The contexts end with the request, or with the background drain of
 	// its body when endBody hands the body over.
