@@ -46,6 +46,7 @@ const (
 	maxWAVHeader    = 4 << 10   // a raw WAV stream's header must parse within this many bytes
 	maxPooledBuffer = 1 << 20   // larger buffers are not kept for the next request
 	chunkCap        = 64        // initial capacity of the per-chunk slices (80 ms chunks: 5 s of audio)
+	textGapCap      = 8         // initial capacity of the text gaps: a voice response has few text events
 	maxErrorBody    = 4 << 10   // bytes of a non-2xx body read for its message
 	maxDrain        = 256 << 10 // bytes read after the end so the connection can be reused
 	drainTimeout    = 2 * time.Second
@@ -383,7 +384,7 @@ func (s *stream) text(t jsonText, now time.Time) {
 		s.sawText = true
 	} else {
 		if rec.TextGapsS == nil {
-			rec.TextGapsS = make([]float64, 0, chunkCap)
+			rec.TextGapsS = make([]float64, 0, textGapCap)
 		}
 		rec.TextGapsS = append(rec.TextGapsS, off-s.lastTextS)
 	}
