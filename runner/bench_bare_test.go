@@ -236,6 +236,18 @@ func bareRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 	for i := range n {
 		bodies[i] = bareBody(b, wl.Request(i, 1))
 	}
+	return streamLevel(b, "bare", n, func(i int) ([]float64, error) {
+		return bareStream(ctx, hc, url, bodies[i])
+	}, tr.CloseIdleConnections)
+}
+
+// streamLevel measures one level of one of the bare clients: n streams
+// started at once, stream(i) reading stream i to its end and returning its
+// stamped events' delays in ms. teardown runs after the last stream, inside
+// the measured run (closing connections is part of a run's cost, as
+// omnibench's runner closes its client's). It returns this process's CPU
+// and read calls, the delays, the memory per open stream and the errors.
+func streamLevel(b *testing.B, client string, n int, stream func(i int) ([]float64, error), teardown func()) levelFigures {
 	var (
 		open     atomic.Int64
 		mu       sync.Mutex
@@ -243,14 +255,14 @@ func bareRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 		wg       sync.WaitGroup
 		errCount atomic.Int64
 	)
-	defer startProfile(b, "bare", n)()
+	defer startProfile(b, client, n)()
 	mon := selfmon.Start(selfmon.Options{Streams: func() int { return int(open.Load()) }})
 	cpu0, reads0 := processCPU(), readCalls()
 	for i := range n {
 		wg.Go(func() {
 			open.Add(1)
 			defer open.Add(-1)
-			delays, err := bareStream(ctx, hc, url, bodies[i])
+			delays, err := stream(i)
 			mu.Lock()
 			defer mu.Unlock()
 			fig.events += len(delays)
@@ -264,9 +276,7 @@ func bareRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 		})
 	}
 	wg.Wait()
-	// Closing the connections is part of the run's cost, as omnibench's
-	// runner closes its client's (and the connection loop each stream's).
-	tr.CloseIdleConnections()
+	teardown()
 	fig.cpu = processCPU() - cpu0
 	fig.reads = readCalls() - reads0
 	fig.bytesPerStream = mon.Stop().MemoryPerStreamBytes

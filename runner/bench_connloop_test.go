@@ -9,14 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/selfmon"
 )
 
 // connRun is the bare loop without net/http's Transport: n streams at once,
@@ -38,40 +34,10 @@ func connRun(ctx context.Context, b *testing.B, target string, wl *scenarios.Wor
 		reqs[i] = fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
 			"Accept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", u.Host, len(body), body)
 	}
-	var (
-		open     atomic.Int64
-		mu       sync.Mutex
-		fig      = levelFigures{streams: n}
-		wg       sync.WaitGroup
-		errCount atomic.Int64
-	)
-	defer startProfile(b, "conn", n)()
-	mon := selfmon.Start(selfmon.Options{Streams: func() int { return int(open.Load()) }})
-	cpu0, reads0 := processCPU(), readCalls()
-	for i := range n {
-		wg.Go(func() {
-			open.Add(1)
-			defer open.Add(-1)
-			delays, err := connStream(ctx, u.Host, reqs[i])
-			mu.Lock()
-			defer mu.Unlock()
-			fig.events += len(delays)
-			fig.delaysMS = append(fig.delaysMS, delays...)
-			if err != nil {
-				errCount.Add(1)
-				if fig.firstErr == "" {
-					fig.firstErr = err.Error()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	fig.cpu = processCPU() - cpu0
-	fig.reads = readCalls() - reads0
-	fig.bytesPerStream = mon.Stop().MemoryPerStreamBytes
-	fig.errors = int(errCount.Load())
-	slices.Sort(fig.delaysMS)
-	return fig
+	// Each stream closes its own connection.
+	return streamLevel(b, "conn", n, func(i int) ([]float64, error) {
+		return connStream(ctx, u.Host, reqs[i])
+	}, func() {})
 }
 
 // connStream sends one request on a connection of its own and reads the
