@@ -22,10 +22,15 @@
 // # Performance
 //
 // Chat and speech SSE events are decoded by a small allocation-free JSON
-// scanner (chunk.go, speechevent.go) instead of encoding/json, base64 is
-// decoded into a buffer reused for the whole request, and per-request state
-// is pooled, so an additional 80 ms audio event costs no heap allocation in
-// steady state (see the benchmarks).
+// scanner (chunk.go, speechevent.go) instead of encoding/json. Once nothing
+// needs a payload's samples (the audible onset is found, no --save-audio),
+// a WAV or PCM payload is checked to be base64 and measured from its length
+// and header instead of decoded; otherwise it is decoded into a buffer
+// shared by all streams. Per-request state is pooled, an idle stream holds
+// neither an event buffer (sse.BufferPool) nor an onset detector, and a
+// request body without extra keys is encoded from structs, so an
+// additional 80 ms audio event costs no heap allocation in steady state
+// (see the benchmarks).
 //
 // # Failures
 //

@@ -8,7 +8,9 @@
 // SetMaxEventBytes), so a server that never ends a line cannot make it
 // buffer without bound: beyond the cap Next returns a *LimitError with the
 // size seen. It reuses its buffers, so reading an event does not allocate
-// once the buffers have grown to the stream's largest event.
+// once the buffers have grown to the stream's largest event. Readers made
+// by a BufferPool share their read buffers: each holds one only while it
+// has unread bytes, so thousands of idle streams do not hold one each.
 //
 // Parsing follows the WHATWG HTML "event stream interpretation" rules with
 // three documented deviations that suit a benchmark client:
