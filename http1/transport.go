@@ -224,7 +224,9 @@ func (e *HeaderTooLargeError) Error() string {
 // connection, which ends a blocked read.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	if err != nil && req.Body != nil {
+	// A RoundTripper closes the request body, on success too; the body has
+	// been written in full by now.
+	if req.Body != nil {
 		req.Body.Close()
 	}
 	return resp, err
@@ -291,7 +293,9 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, he
 		t.closeConn(c)
 		return nil, err
 	}
-	resp.Body = &body{t: t, c: c, r: resp.Body, stop: stop, keep: !resp.Close && !req.Close}
+	// A response without a body (204, 304, Content-Length: 0) is at its
+	// end already: closing it unread gives the connection back.
+	resp.Body = &body{t: t, c: c, r: resp.Body, stop: stop, keep: !resp.Close && !req.Close, eof: resp.Body == http.NoBody}
 	return resp, nil
 }
 
@@ -306,6 +310,11 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 		}
 		if n != req.ContentLength {
 			return nil, fmt.Errorf("http1: the request body has %d bytes, its ContentLength says %d", n, req.ContentLength)
+		}
+		// A longer body would otherwise be cut silently; net/http fails too.
+		var probe [1]byte
+		if k, _ := io.ReadFull(bigBody, probe[:]); k > 0 {
+			return nil, fmt.Errorf("http1: the request body is longer than its ContentLength %d", req.ContentLength)
 		}
 	}
 	if trace != nil && trace.WroteRequest != nil {
@@ -481,6 +490,14 @@ func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([
 	}
 	n := req.ContentLength
 	hasBody := req.Body != nil && req.Body != http.NoBody
+	if !hasBody {
+		// A length without a body would have the server wait for bytes
+		// that never come.
+		if n > 0 {
+			return buf, nil, fmt.Errorf("http1: request ContentLength %d with no body", n)
+		}
+		n = 0
+	}
 	if hasBody && n <= 0 {
 		if n < 0 {
 			return buf, nil, errors.New("http1: request body of unknown length (ContentLength -1) is not supported")
@@ -755,6 +772,9 @@ func (t *Transport) poolOf(key connKey) *pool {
 func (t *Transport) put(c *conn) {
 	p := c.pool
 	t.mu.Lock()
+	// Set before a handover too: the waiter checks the idle time, and a
+	// connection never idle before would look as old as the zero time.
+	c.idleSince = time.Now()
 	if len(p.waiters) > 0 {
 		wait := p.waiters[0]
 		p.waiters = slices.Delete(p.waiters, 0, 1)
@@ -762,7 +782,6 @@ func (t *Transport) put(c *conn) {
 		wait <- c
 		return
 	}
-	c.idleSince = time.Now()
 	p.idle = append(p.idle, c)
 	t.mu.Unlock()
 }
