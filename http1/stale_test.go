@@ -1,0 +1,146 @@
+package http1
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestServerClosesAfterOneResponse: the server answers with a keep-alive
+// response and closes the connection; the next request must not fail on
+// the dead connection (the liveness peek drops it, or the retry resends).
+func TestServerClosesAfterOneResponse(t *testing.T) {
+	closed := make(chan struct{}, 4)
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if readHead(br) == "" {
+			return
+		}
+		c.Write([]byte(okResponse))
+		c.Close()
+		closed <- struct{}{}
+	})
+	tr := newTransport(t, Options{})
+	ctx := testCtx(t)
+	for i := range 3 {
+		if _, got := roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.url(), nil)); got != "ok" {
+			t.Fatalf("request %d: body %q; want ok", i, got)
+		}
+		recv(t, ctx, "the server's close", closed)
+	}
+	if n := srv.acceptCount(); n != 3 {
+		t.Errorf("server accepted %d connections; want 3", n)
+	}
+}
+
+// TestRetryOnReusedConnectionClosedBeforeResponse: the server reads the
+// second request on a connection and closes it without a byte of answer,
+// as a server does that times an idle connection out just as a request
+// comes. The request is sent once more on a new connection; a request body
+// larger than the inline limit is rewound through GetBody.
+func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
+	bodies := make(chan []byte, 8)
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		_, b, err := readRequest(br)
+		if err != nil {
+			return
+		}
+		bodies <- b
+		c.Write([]byte(okResponse))
+		readRequest(br) // and close without answering
+	})
+	for _, size := range []int{0, 5, inlineBody + 1000} {
+		t.Run(fmt.Sprintf("body of %d bytes", size), func(t *testing.T) {
+			tr := newTransport(t, Options{})
+			ctx := testCtx(t)
+			var log traceLog
+			body := bytes.Repeat([]byte("b"), size)
+			for i := range 2 {
+				req := newRequest(t, withTrace(ctx, &log), http.MethodPost, srv.url(), bytes.NewReader(body))
+				if _, got := roundTrip(t, tr, req); got != "ok" {
+					t.Fatalf("request %d: body %q; want ok", i, got)
+				}
+				if b := recv(t, ctx, "the request body", bodies); !bytes.Equal(b, body) {
+					t.Fatalf("request %d: server got %d body bytes; want %d", i, len(b), len(body))
+				}
+			}
+			// The second request: on the reused connection, then once more
+			// on a new one.
+			if _, reused := log.take(); !slices.Equal(reused, []bool{false, true, false}) {
+				t.Errorf("GotConn Reused: %v; want [false true false]", reused)
+			}
+			if open, waiting := tr.OpenConns(); open != 1 || waiting != 0 {
+				t.Errorf("OpenConns = %d, %d; want 1, 0", open, waiting)
+			}
+		})
+	}
+}
+
+// TestNoRetryOnNewConnection: a new connection closed before an answer is
+// the server's failure, not a stale connection: no retry.
+func TestNoRetryOnNewConnection(t *testing.T) {
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) { readHead(br) })
+	tr := newTransport(t, Options{})
+	ctx := testCtx(t)
+	resp, err := tr.RoundTrip(newRequest(t, ctx, http.MethodGet, srv.url(), nil))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error from a server that closed without answering")
+	}
+	if n := srv.acceptCount(); n != 1 {
+		t.Errorf("server accepted %d connections; want 1 (no retry)", n)
+	}
+	if open, _ := tr.OpenConns(); open != 0 {
+		t.Errorf("OpenConns = %d; want 0", open)
+	}
+}
+
+// TestNoRetryWithoutGetBody: a big body that cannot be rewound is not sent
+// again; the error is the stale connection's.
+func TestNoRetryWithoutGetBody(t *testing.T) {
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		c.Write([]byte(okResponse))
+		readRequest(br)
+	})
+	tr := newTransport(t, Options{})
+	ctx := testCtx(t)
+	roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.url(), nil))
+	req := newRequest(t, ctx, http.MethodPost, srv.url(), bytes.NewReader(make([]byte, inlineBody+1)))
+	req.GetBody = nil
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error; want the stale connection's")
+	}
+	if n := srv.acceptCount(); n != 1 {
+		t.Errorf("server accepted %d connections; want 1 (no retry)", n)
+	}
+}
+
+// TestIdleConnTimeout: with a timeout of 1 ns every idle connection is too
+// old when it would be taken, so nothing is reused.
+func TestIdleConnTimeout(t *testing.T) {
+	srv, cc := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	tr := newTransport(t, Options{IdleConnTimeout: time.Nanosecond})
+	ctx := testCtx(t)
+	var log traceLog
+	for range 3 {
+		roundTrip(t, tr, newRequest(t, withTrace(ctx, &log), http.MethodGet, srv.URL, nil))
+	}
+	if _, reused := log.take(); !slices.Equal(reused, []bool{false, false, false}) {
+		t.Errorf("GotConn Reused: %v; want [false false false]", reused)
+	}
+	if total, _, _ := cc.counts(); total != 3 {
+		t.Errorf("server saw %d connections; want 3", total)
+	}
+	if open, _ := tr.OpenConns(); open != 1 {
+		t.Errorf("OpenConns = %d; want 1 (the last one, idle)", open)
+	}
+}
