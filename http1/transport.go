@@ -672,13 +672,10 @@ func (t *Transport) dialConn(ctx context.Context, key connKey, trace *httptrace.
 	if key.proxy != "" {
 		addr = key.proxy
 	}
-	if trace != nil && trace.ConnectStart != nil {
-		trace.ConnectStart("tcp", addr)
-	}
+	// The dialer calls the trace's ConnectStart and ConnectDone (and the
+	// DNS hooks) itself, through the request's context, as it does for
+	// net/http's Transport: calling them here too would report each twice.
 	raw, err := t.dialer.DialContext(ctx, "tcp", addr)
-	if trace != nil && trace.ConnectDone != nil {
-		trace.ConnectDone("tcp", addr, err)
-	}
 	if err != nil {
 		if key.proxy != "" {
 			return nil, fmt.Errorf("http1: connecting to the proxy: %w", err)
