@@ -205,18 +205,18 @@ func TestMaxConnsWaitersServedInOrder(t *testing.T) {
 			resp.Body.Close()
 			results <- result{seq: i, body: string(b), reused: reused, err: err}
 		}()
-		// Start the next request only when this one holds a connection
-		// or waits, so the arrival order is known.
-		want := max(0, i+1-maxConns)
-		poll(t, ctx, fmt.Sprintf("request %d to hold or wait", i), func() bool {
-			open, waiting := tr.OpenConns()
-			return open == min(i+1, maxConns) && waiting == want
-		})
-	}
-	for i := range maxConns {
-		if seq := recv(t, ctx, "an arrival", h.arrived); seq != i {
-			t.Fatalf("arrival %d is request %d; want %d", i, seq, i)
+		// Start the next request only when this one is at the server or
+		// waits, so the order is known.
+		if i < maxConns {
+			if seq := recv(t, ctx, "an arrival", h.arrived); seq != i {
+				t.Fatalf("arrival %d is request %d", i, seq)
+			}
+			continue
 		}
+		poll(t, ctx, fmt.Sprintf("request %d to wait", i), func() bool {
+			open, waiting := tr.OpenConns()
+			return open == maxConns && waiting == i+1-maxConns
+		})
 	}
 	// Releasing request i gives its connection to the oldest waiter,
 	// i+maxConns.
@@ -326,5 +326,58 @@ func TestWaiterTimesOut(t *testing.T) {
 	close(h.release[0])
 	if err := recv(t, ctx, "the first request", held); err != nil {
 		t.Fatalf("first request: %v", err)
+	}
+}
+
+// TestWaiterGetsSlotOfClosedConnection: when the connection in use is
+// closed instead of given back (its body cut short), the waiter gets its
+// slot and dials a connection of its own.
+func TestWaiterGetsSlotOfClosedConnection(t *testing.T) {
+	h, url, cc := newHeldServer(t, 2)
+	tr := newTransport(t, Options{MaxConns: 1})
+	ctx := testCtx(t)
+	close(h.release[0])
+	req := newRequest(t, ctx, http.MethodGet, url, nil)
+	req.Header.Set("X-Seq", "0")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	recv(t, ctx, "the first request", h.arrived)
+
+	type result struct {
+		body   string
+		reused bool
+		err    error
+	}
+	waited := make(chan result, 1)
+	go func() {
+		var reused bool
+		req := newRequest(t, withTraceFunc(ctx, func(r bool) { reused = r }), http.MethodGet, url, nil)
+		req.Header.Set("X-Seq", "1")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			waited <- result{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		waited <- result{body: string(b), reused: reused, err: err}
+	}()
+	poll(t, ctx, "the second request to wait", func() bool { _, waiting := tr.OpenConns(); return waiting == 1 })
+	resp.Body.Close() // unread: the connection is closed, its slot handed on
+	recv(t, ctx, "the second request", h.arrived)
+	close(h.release[1])
+	r := recv(t, ctx, "the second request's result", waited)
+	if r.err != nil || r.body != "answer 1" || r.reused {
+		t.Fatalf("second request: %+v; want answer 1 on a new connection", r)
+	}
+	// Not the server's count at once: it learns of the first close only
+	// after the client may have dialled the second connection.
+	if total, _, _ := cc.counts(); total != 2 {
+		t.Errorf("server saw %d connections; want 2", total)
+	}
+	if open, waiting := tr.OpenConns(); open != 1 || waiting != 0 {
+		t.Errorf("OpenConns = %d, %d; want 1, 0", open, waiting)
 	}
 }

@@ -262,6 +262,11 @@ func TestValidationErrors(t *testing.T) {
 			req.Header.Set("Authorization", secret)
 			return req
 		}},
+		{name: "control character in the URL", want: "control character in the request URL", build: func() *http.Request {
+			req := newRequest(t, ctx, http.MethodGet, srv.URL, nil)
+			req.URL.RawQuery = "key=" + secret + "\r\nX-Injected: 1"
+			return req
+		}},
 		{name: "invalid Host", want: "invalid Host", build: func() *http.Request {
 			req := newRequest(t, ctx, http.MethodGet, srv.URL, nil)
 			req.Host = "a b\r\n"
@@ -290,16 +295,6 @@ func TestValidationErrors(t *testing.T) {
 			req.ContentLength = 2
 			return req
 		}},
-		{name: "big body shorter than ContentLength", dials: true, want: fmt.Sprintf("has %d bytes, its ContentLength says %d", big, big+1), build: func() *http.Request {
-			req := newRequest(t, ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, big)))
-			req.ContentLength = int64(big + 1)
-			return req
-		}},
-		{name: "big body longer than ContentLength", dials: true, want: fmt.Sprintf("longer than its ContentLength %d", big-1), build: func() *http.Request {
-			req := newRequest(t, ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, big)))
-			req.ContentLength = int64(big - 1)
-			return req
-		}},
 		{name: "bad scheme", want: `unsupported scheme "ftp"`, build: func() *http.Request {
 			return newRequest(t, ctx, http.MethodGet, "ftp://"+srv.Listener.Addr().String()+"/", nil)
 		}},
@@ -311,6 +306,18 @@ func TestValidationErrors(t *testing.T) {
 		{name: "no URL", want: "no URL", build: func() *http.Request {
 			req := newRequest(t, ctx, http.MethodGet, srv.URL, nil)
 			req.URL = nil
+			return req
+		}},
+		// Last: the server may learn of these connections only after
+		// RoundTrip returned, so a later case could see them as its own.
+		{name: "big body shorter than ContentLength", dials: true, want: fmt.Sprintf("has %d bytes, its ContentLength says %d", big, big+1), build: func() *http.Request {
+			req := newRequest(t, ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, big)))
+			req.ContentLength = int64(big + 1)
+			return req
+		}},
+		{name: "big body longer than ContentLength", dials: true, want: fmt.Sprintf("longer than its ContentLength %d", big-1), build: func() *http.Request {
+			req := newRequest(t, ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, big)))
+			req.ContentLength = int64(big - 1)
 			return req
 		}},
 	}

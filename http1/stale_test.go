@@ -55,7 +55,8 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 	})
 	for _, size := range []int{0, 5, inlineBody + 1000} {
 		t.Run(fmt.Sprintf("body of %d bytes", size), func(t *testing.T) {
-			tr := newTransport(t, Options{})
+			// MaxConns 1: the retry must get the slot of the stale connection.
+			tr := newTransport(t, Options{MaxConns: 1})
 			ctx := testCtx(t)
 			var log traceLog
 			body := bytes.Repeat([]byte("b"), size)

@@ -468,6 +468,12 @@ func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([
 		// Through a proxy, an http request names the whole URL.
 		target = key.scheme + "://" + req.URL.Host + target
 	}
+	// url.Parse refuses control characters, but a URL built field by field
+	// may carry a line break into the request line. The target is not
+	// quoted: a query may hold a key.
+	if strings.ContainsFunc(target, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return buf, nil, errors.New("http1: control character in the request URL")
+	}
 	buf = append(buf, method...)
 	buf = append(buf, ' ')
 	buf = append(buf, target...)
