@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -62,11 +63,24 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 			body := bytes.Repeat([]byte("b"), size)
 			for i := range 2 {
 				req := newRequest(t, withTrace(ctx, &log), http.MethodPost, srv.url(), bytes.NewReader(body))
+				var rewound []*closeRecorder
+				req.GetBody = func() (io.ReadCloser, error) {
+					rewound = append(rewound, newCloseRecorder(body))
+					return rewound[len(rewound)-1], nil
+				}
 				if _, got := roundTrip(t, tr, req); got != "ok" {
 					t.Fatalf("request %d: body %q; want ok", i, got)
 				}
 				if b := recv(t, ctx, "the request body", bodies); !bytes.Equal(b, body) {
 					t.Fatalf("request %d: server got %d body bytes; want %d", i, len(b), len(body))
+				}
+				for _, r := range rewound {
+					if !r.wasClosed() {
+						t.Errorf("request %d: the body from GetBody was not closed", i)
+					}
+				}
+				if wantRewound := i == 1 && size > inlineBody; (len(rewound) == 1) != wantRewound {
+					t.Errorf("request %d: GetBody called %d times; want it called %v", i, len(rewound), wantRewound)
 				}
 			}
 			// The second request: on the reused connection, then once more

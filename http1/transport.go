@@ -258,9 +258,12 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		var retry *retryable
 		if attempt == 0 && reused && errors.As(err, &retry) && ctx.Err() == nil && (bigBody == nil || req.GetBody != nil) {
 			if bigBody != nil {
-				if bigBody, err = req.GetBody(); err != nil {
+				rewound, err := req.GetBody()
+				if err != nil {
 					return nil, fmt.Errorf("http1: rewinding the request body for a new connection: %w", err)
 				}
+				defer rewound.Close() // as RoundTrip closes req.Body
+				bigBody = rewound
 			}
 			continue
 		}
