@@ -754,6 +754,7 @@ func (t *Transport) poolOf(key connKey) *pool {
 // put gives a connection back: to the oldest waiter, else to the idle list.
 func (t *Transport) put(c *conn) {
 	p := c.pool
+	c.idleSince = time.Now()
 	t.mu.Lock()
 	if len(p.waiters) > 0 {
 		wait := p.waiters[0]
@@ -762,7 +763,6 @@ func (t *Transport) put(c *conn) {
 		wait <- c
 		return
 	}
-	c.idleSince = time.Now()
 	p.idle = append(p.idle, c)
 	t.mu.Unlock()
 }
