@@ -62,16 +62,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"crypto/tls"
-
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/http1"
 	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
@@ -123,12 +121,14 @@ type Options struct {
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
-// requests share one HTTP transport.
+// requests share one HTTP/1.1 transport (package http1): one stream per
+// connection, as real servers are benchmarked, no compression (audio does
+// not compress, and a gzip layer would hide each chunk's arrival time).
 type Client struct {
 	opts       Options
 	base       string // scheme://host[:port][/prefix], without a trailing "/v1" or "/"
 	thresholds []float64
-	transport  *http.Transport
+	transport  *http1.Transport
 	http       *http.Client
 	streams    sync.Pool // *stream, so per-request buffers are reused
 	// decodeBufs holds the buffers audio payloads are decoded into
@@ -150,11 +150,6 @@ type Client struct {
 	closing      context.Context // cancelled by Close: ends the background drains
 	closed       context.CancelFunc
 }
-
-// unboundedIdleConns is the idle-connection bound when Options.MaxConns is
-// 0: the transport keeps every connection the load opened (0 would mean 2
-// per host in MaxIdleConnsPerHost), so a closed loop never re-dials.
-const unboundedIdleConns = 1 << 20
 
 // New validates opts and builds a Client.
 func New(opts Options) (*Client, error) {
@@ -196,10 +191,6 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("client: continuity threshold %v s must be a positive number", t)
 		}
 	}
-	idle := opts.MaxConns
-	if idle == 0 {
-		idle = unboundedIdleConns
-	}
 	if opts.AudibleThresholdDBFS == 0 {
 		opts.AudibleThresholdDBFS = onset.DefaultThresholdDBFS
 	}
@@ -214,29 +205,17 @@ func New(opts Options) (*Client, error) {
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
 
-	tr := &http.Transport{
+	tr, err := http1.New(http1.Options{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     opts.MaxConns, // 0: no bound
-		IdleConnTimeout:     90 * time.Second,
-		// Audio does not compress, and a gzip layer would hide the
-		// arrival time of each chunk.
-		DisableCompression: true,
-		// One stream per connection, as real servers are benchmarked:
-		// HTTP/1.1 only.
-		ForceAttemptHTTP2: false,
-		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ReadBufferSize:    8 << 10,
-		// Every open connection keeps its write buffer. A request (its
-		// headers, then the JSON body) is a few hundred bytes; a larger
-		// body bypasses the buffer after filling it, at one more write.
-		WriteBufferSize: 1 << 10,
+		// Connections follow the load; the runner bounds them by the
+		// load's peak concurrency.
+		MaxConns: opts.MaxConns,
+		// An 80 ms audio event (about 5 KB of base64 in JSON) fits, so a
+		// stream reads one event with one read call.
+		ReadBufferSize: 8 << 10,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	c := &Client{
 		opts:       opts,

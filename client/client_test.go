@@ -826,8 +826,8 @@ func TestNewValidates(t *testing.T) {
 	if err != nil || c.base != "http://127.0.0.1:8000" {
 		t.Errorf("base %q, err %v", c.base, err)
 	}
-	if c.transport.MaxConnsPerHost != 0 || c.transport.MaxIdleConnsPerHost != unboundedIdleConns || !c.transport.DisableCompression || c.transport.TLSNextProto == nil || c.http.Timeout != 0 {
-		t.Errorf("transport not tuned: %+v", c.transport)
+	if c.http.Timeout != 0 {
+		t.Errorf("the HTTP client has a timeout, which would cut long streams: %v", c.http.Timeout)
 	}
 }
 

@@ -347,7 +347,7 @@ func TestGarbageStatusLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, reply, class, msg string
 	}{
-		{"garbage", "garbage\r\n\r\n", results.ErrMalformed, `the response is not HTTP/1.x: net/http: HTTP/1.x transport connection broken: malformed HTTP response "garbage"`},
+		{"garbage", "garbage\r\n\r\n", results.ErrMalformed, `the response is not HTTP/1.x: http1: reading the response head: malformed HTTP response "garbage"`},
 		{"bad status code", "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", results.ErrMalformed, `malformed HTTP status code "2x0"`},
 		{"SSH banner", "SSH-2.0-OpenSSH_9.6\r\n", results.ErrMalformed, `malformed HTTP response "SSH-2.0-OpenSSH_9.6"`},
 		{"long garbage", strings.Repeat("z", 5000) + "\r\n\r\n", results.ErrMalformed, "the response is not HTTP/1.x"},

@@ -777,6 +777,7 @@ func (t *Transport) poolOf(key connKey) *pool {
 // put gives a connection back: to the oldest waiter, else to the idle list.
 func (t *Transport) put(c *conn) {
 	p := c.pool
+	c.idleSince = time.Now()
 	t.mu.Lock()
 	// Set before a handover too: the waiter checks the idle time, and a
 	// connection never idle before would look as old as the zero time.
