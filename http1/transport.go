@@ -779,9 +779,6 @@ func (t *Transport) put(c *conn) {
 	p := c.pool
 	c.idleSince = time.Now()
 	t.mu.Lock()
-	// Set before a handover too: the waiter checks the idle time, and a
-	// connection never idle before would look as old as the zero time.
-	c.idleSince = time.Now()
 	if len(p.waiters) > 0 {
 		wait := p.waiters[0]
 		p.waiters = slices.Delete(p.waiters, 0, 1)
