@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"testing"
@@ -379,5 +380,70 @@ func TestWaiterGetsSlotOfClosedConnection(t *testing.T) {
 	}
 	if open, waiting := tr.OpenConns(); open != 1 || waiting != 0 {
 		t.Errorf("OpenConns = %d, %d; want 1, 0", open, waiting)
+	}
+}
+
+// TestPoolAccountingUnderCancellation cancels requests at every stage a
+// connection can be in (waiting for one, just got one, reading the head,
+// reading the body) while others run, and then checks that no slot leaked:
+// nobody waits, only idle connections remain, and a request still gets
+// through.
+func TestPoolAccountingUnderCancellation(t *testing.T) {
+	srv, _ := newCountingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "some body")
+	}))
+	const maxConns, workers, perWorker = 2, 8, 25
+	tr := newTransport(t, Options{MaxConns: maxConns})
+	ctx := testCtx(t)
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range perWorker {
+				rctx, cancel := context.WithCancel(ctx)
+				trace := &httptrace.ClientTrace{}
+				switch (w + i) % 5 {
+				case 0:
+					trace.GetConn = func(string) { cancel() }
+				case 1:
+					trace.GotConn = func(httptrace.GotConnInfo) { cancel() }
+				case 2:
+					trace.GotFirstResponseByte = func() { cancel() }
+				}
+				req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodGet, srv.URL, nil)
+				if err != nil {
+					cancel()
+					errs <- err
+					return
+				}
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					if (w+i)%5 == 3 {
+						resp.Body.Read(make([]byte, 1))
+						cancel()
+					}
+					io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				cancel()
+				if err != nil && !errors.Is(err, context.Canceled) {
+					errs <- fmt.Errorf("request %d of worker %d: %w", i, w, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := recv(t, ctx, "a worker", errs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open, waiting := tr.OpenConns(); open > maxConns || waiting != 0 {
+		t.Fatalf("OpenConns = %d, %d; want at most %d idle, none waiting", open, waiting, maxConns)
+	}
+	roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.URL, nil))
+	tr.CloseIdleConnections()
+	if open, waiting := tr.OpenConns(); open != 0 || waiting != 0 {
+		t.Errorf("OpenConns after CloseIdleConnections = %d, %d; want 0, 0 (a slot leaked)", open, waiting)
 	}
 }

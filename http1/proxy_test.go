@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -240,5 +241,53 @@ func TestProxyNilIsDirect(t *testing.T) {
 	roundTrip(t, tr, newRequest(t, testCtx(t), http.MethodGet, target.srv.URL+"/d", nil))
 	if got := target.requests(); len(got) != 1 || got[0].requestURI != "/d" {
 		t.Errorf("at the target: %+v; want one direct request for /d", got)
+	}
+}
+
+// TestProxyBadConnectAnswers: a proxy whose answer to CONNECT is not HTTP,
+// or that sends bytes of its own after it, fails the request; the error
+// shows neither the password nor the Proxy-Authorization value.
+func TestProxyBadConnectAnswers(t *testing.T) {
+	cases := map[string]struct{ answer, want string }{
+		"not HTTP":               {answer: "SOCKS?\r\n\r\n", want: "reading the proxy's answer to CONNECT"},
+		"bytes after the answer": {answer: "HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", want: "after its CONNECT answer"},
+		"head too large":         {answer: "HTTP/1.1 200 OK\r\nX-Pad: " + strings.Repeat("p", 4096) + "\r\n\r\n", want: "larger than 1024 bytes"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			gotAuth := make(chan string, 1)
+			var proxy *rawServer
+			proxy = newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				gotAuth <- req.Header.Get("Proxy-Authorization")
+				// One write, so the client's buffer sees the extra bytes
+				// with the answer.
+				io.WriteString(c, tc.answer)
+				<-proxy.done
+			})
+			pu := &url.URL{Scheme: "http", User: url.UserPassword("bench", proxyPassword), Host: proxy.ln.Addr().String()}
+			tr := newTransport(t, Options{Proxy: http.ProxyURL(pu), MaxResponseHeaderBytes: 1024})
+			ctx := testCtx(t)
+			resp, err := tr.RoundTrip(newRequest(t, ctx, http.MethodGet, "https://127.0.0.1:1/", nil))
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q; want it to contain %q", err, tc.want)
+			}
+			if msg := err.Error(); strings.Contains(msg, proxyPassword) || strings.Contains(msg, basicAuth("bench", proxyPassword)) {
+				t.Errorf("error %q shows the proxy's credentials", msg)
+			}
+			if auth := recv(t, ctx, "the CONNECT request", gotAuth); auth != basicAuth("bench", proxyPassword) {
+				t.Errorf("Proxy-Authorization at the proxy: %q", auth)
+			}
+			if open, _ := tr.OpenConns(); open != 0 {
+				t.Errorf("OpenConns = %d; want 0", open)
+			}
+		})
 	}
 }
