@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,7 +42,8 @@ func TestServerClosesAfterOneResponse(t *testing.T) {
 // TestRetryOnReusedConnectionClosedBeforeResponse: the server reads the
 // second request on a connection and closes it without a byte of answer,
 // as a server does that times an idle connection out just as a request
-// comes. The request is sent once more on a new connection; a request body
+// comes. An idempotent request (here a POST with an Idempotency-Key, by
+// net/http's rule) is sent once more on a new connection; a request body
 // larger than the inline limit is rewound through GetBody.
 func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 	bodies := make(chan []byte, 8)
@@ -63,6 +65,7 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 			body := bytes.Repeat([]byte("b"), size)
 			for i := range 2 {
 				req := newRequest(t, withTrace(ctx, &log), http.MethodPost, srv.url(), bytes.NewReader(body))
+				req.Header.Set("Idempotency-Key", fmt.Sprint(i))
 				var rewound []*closeRecorder
 				req.GetBody = func() (io.ReadCloser, error) {
 					rewound = append(rewound, newCloseRecorder(body))
@@ -92,6 +95,53 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 				t.Errorf("OpenConns = %d, %d; want 1, 0", open, waiting)
 			}
 		})
+	}
+}
+
+// TestNoRetryOfPOSTTheServerRead: the same server as above, but the POST
+// is not idempotent: the server has read it, so it is not sent again, and
+// the error says the server closed the connection.
+func TestNoRetryOfPOSTTheServerRead(t *testing.T) {
+	got := make(chan struct{}, 8)
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		for i := 0; ; i++ {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			got <- struct{}{}
+			if i > 0 {
+				return // the second request on a connection: closed unanswered
+			}
+			c.Write([]byte(okResponse))
+		}
+	})
+	tr := newTransport(t, Options{})
+	ctx := testCtx(t)
+	var log traceLog
+	post := func() (*http.Response, error) {
+		return tr.RoundTrip(newRequest(t, withTrace(ctx, &log), http.MethodPost, srv.url(), bytes.NewReader([]byte("b"))))
+	}
+	resp, err := post()
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	recv(t, ctx, "the first request", got)
+	resp, err = post()
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error; the server closed the connection without answering")
+	}
+	if !strings.Contains(err.Error(), "closed the connection before a response") {
+		t.Errorf("error %q does not say the server closed the connection", err)
+	}
+	recv(t, ctx, "the second request", got)
+	if _, reused := log.take(); !slices.Equal(reused, []bool{false, true}) {
+		t.Errorf("GotConn Reused: %v; want [false true] (no retry)", reused)
+	}
+	if n := srv.acceptCount(); n != 1 {
+		t.Errorf("server accepted %d connections; want 1 (no retry)", n)
 	}
 }
 
@@ -128,6 +178,7 @@ func TestNoRetryWithoutGetBody(t *testing.T) {
 	ctx := testCtx(t)
 	roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.url(), nil))
 	req := newRequest(t, ctx, http.MethodPost, srv.url(), bytes.NewReader(make([]byte, inlineBody+1)))
+	req.Header.Set("Idempotency-Key", "k") // retryable but for its body
 	req.GetBody = nil
 	resp, err := tr.RoundTrip(req)
 	if err == nil {

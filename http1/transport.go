@@ -22,9 +22,12 @@
 // context, and a cap on the response head. What is left out, on purpose:
 // HTTP/2, transparent compression, cookies, redirects (a RoundTripper does
 // not follow them), request bodies of unknown length, and retries, except
-// one: a request whose reused connection turns out to have been closed by
-// the server before any byte of a response came is sent once more on a new
-// connection, as net/http does too.
+// net/http's one: a request whose reused connection fails before any byte
+// of a response came is sent once more on a new connection when nothing of
+// it was written, or when it is idempotent (GET, HEAD, OPTIONS, TRACE, or an
+// Idempotency-Key header field). A POST the server may have read is never
+// sent twice; the check before reuse is what keeps a POST off a connection
+// the server closed while it was idle.
 package http1
 
 import (
@@ -221,7 +224,9 @@ func (e *HeaderTooLargeError) Error() string {
 // once its head has been read. The body reads from the connection; closing
 // it returns the connection to the pool when the body was read to its end,
 // and closes the connection otherwise. Cancelling req's context closes the
-// connection, which ends a blocked read.
+// connection, which ends a blocked read. Unlike net/http's, the body's Read
+// and Close must not be called at the same time from two goroutines: to
+// abort a read, cancel the context.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
 	// A RoundTripper closes the request body, on success too; the body has
@@ -256,7 +261,8 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		var retry *retryable
-		if attempt == 0 && reused && errors.As(err, &retry) && ctx.Err() == nil && (bigBody == nil || req.GetBody != nil) {
+		if attempt == 0 && reused && errors.As(err, &retry) && (!retry.written || idempotent(req)) &&
+			ctx.Err() == nil && (bigBody == nil || req.GetBody != nil) {
 			if bigBody != nil {
 				rewound, err := req.GetBody()
 				if err != nil {
@@ -277,9 +283,23 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// retryable marks a failure on a reused connection before any byte of a
-// response came: the server closed it while it was idle.
-type retryable struct{ err error }
+// retryable marks a failure before any byte of a response came, which on a
+// reused connection means the server closed it while it was idle. written
+// says whether the request (or part of it) had been written: then only an
+// idempotent request may be sent again.
+type retryable struct {
+	err     error
+	written bool
+}
+
+// idempotent reports whether req may be sent twice, by net/http's rule.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
 
 func (r *retryable) Error() string { return r.err.Error() }
 func (r *retryable) Unwrap() error { return r.err }
@@ -303,8 +323,11 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request, he
 }
 
 func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBody io.Reader, trace *httptrace.ClientTrace) (*http.Response, error) {
-	if _, err := c.nc.Write(head); err != nil {
-		return nil, &retryable{fmt.Errorf("http1: writing the request: %w", err)}
+	if n, err := c.nc.Write(head); err != nil {
+		if trace != nil && trace.WroteRequest != nil {
+			trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+		}
+		return nil, &retryable{err: fmt.Errorf("http1: writing the request: %w", err), written: n > 0}
 	}
 	if bigBody != nil {
 		n, err := io.Copy(c.nc, io.LimitReader(bigBody, req.ContentLength))
@@ -327,7 +350,7 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 	defer func() { c.in.limited = false }()
 	if _, err := c.br.Peek(1); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
-			return nil, &retryable{fmt.Errorf("http1: the server closed the connection before a response: %w", err)}
+			return nil, &retryable{err: fmt.Errorf("http1: the server closed the connection before a response: %w", err), written: true}
 		}
 		return nil, fmt.Errorf("http1: reading the response: %w", err)
 	}
