@@ -59,6 +59,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -128,9 +129,8 @@ type Client struct {
 	opts       Options
 	base       string // scheme://host[:port][/prefix], without a trailing "/v1" or "/"
 	thresholds []float64
-	transport  *http1.Transport
-	http       *http.Client
-	streams    sync.Pool // *stream, so per-request buffers are reused
+	transport  *http1.Transport // no timeout of its own: requests are bounded by their contexts
+	streams    sync.Pool        // *stream, so per-request buffers are reused
 	// decodeBufs holds the buffers audio payloads are decoded into
 	// (*[]byte). A payload's samples are needed only while its event is
 	// handled, so the buffers are shared by all streams: about as many as
@@ -140,6 +140,10 @@ type Client struct {
 	// they have unread bytes (sse.BufferPool): an open stream waits for
 	// its next event without one.
 	sseBufs sse.BufferPool
+	// basicAuth is the Authorization value from the base URL's user
+	// information, sent when no API key or header sets one (as
+	// http.Client does); "" without user information.
+	basicAuth string
 	// detectors holds the audible-onset detectors (*onset.Detector) of
 	// streams that have not found their onset yet (Onset.pool).
 	detectors sync.Pool
@@ -218,15 +222,16 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	c := &Client{
-		opts:       opts,
-		base:       base,
-		thresholds: thresholds,
-		transport:  tr,
-		// No Client.Timeout: it would also cover reading the body and kill
-		// long streams; requests are bounded by context deadlines instead.
-		http:         &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
+		opts:         opts,
+		base:         base,
+		thresholds:   thresholds,
+		transport:    tr,
 		drainTimeout: drainTimeout,
 		redactor:     opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
+	}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		c.basicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
 	}
 	c.closing, c.closed = context.WithCancel(context.Background())
 	c.streams.New = func() any {
@@ -235,12 +240,6 @@ func New(opts Options) (*Client, error) {
 	c.decodeBufs.New = func() any { return new([]byte) }
 	return c, nil
 }
-
-// refuseRedirect makes http.Client return a redirect as the response: a
-// redirect followed silently would measure another server under the
-// original name, turn the POST into a GET (302) or carry the credentials to
-// another host (307). Do records it as an http_status failure instead.
-func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // WaitDrains waits until the background drains of finished responses have
 // ended (each within 2 s), so that the server has seen every response

@@ -244,6 +244,35 @@ func TestChatWAVStream(t *testing.T) {
 	}
 }
 
+// TestBaseURLUserInfoIsBasicAuth: a base URL with a user and password
+// sends them as Basic authorization, as net/http's client does, unless an
+// API key sets the Authorization itself; neither reaches the record.
+func TestBaseURLUserInfoIsBasicAuth(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", textEvent("hi"))
+		event(w, "", "[DONE]")
+	})
+	withUser := strings.Replace(srv.URL, "http://", "http://alice:hunter2@", 1)
+	req := Request{Kind: results.KindChat, Model: "m", Prompt: "p", Modalities: []string{"text"}}
+	for _, tc := range []struct {
+		name, apiKey, want string
+	}{
+		{"user and password", "", "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:hunter2"))},
+		{"the API key wins", testAPIKey, "Bearer " + testAPIKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, newClient(t, withUser, Options{APIKey: tc.apiKey}), req)
+			if !rec.OK() {
+				t.Fatalf("%s: %s", rec.ErrorClass, rec.Error)
+			}
+			if got := (<-srv.headers).Get("Authorization"); got != tc.want {
+				t.Errorf("Authorization %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestChatPCMAndDeltaAudioData(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
 		sseStart(w)
@@ -825,9 +854,6 @@ func TestNewValidates(t *testing.T) {
 	c, err := New(Options{BaseURL: "http://127.0.0.1:8000/v1/"})
 	if err != nil || c.base != "http://127.0.0.1:8000" {
 		t.Errorf("base %q, err %v", c.base, err)
-	}
-	if c.http.Timeout != 0 {
-		t.Errorf("the HTTP client has a timeout, which would cut long streams: %v", c.http.Timeout)
 	}
 }
 

@@ -118,6 +118,9 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	if c.opts.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
+	if c.basicAuth != "" && hreq.Header.Get("Authorization") == "" {
+		hreq.Header.Set("Authorization", c.basicAuth)
+	}
 
 	var wd *watchdog
 	s.t0 = time.Now()
@@ -126,7 +129,11 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		defer wd.stop()
 	}
 	tt.t0, tt.wd = s.t0, wd
-	resp, err := c.http.Do(hreq)
+	// The transport directly, not an http.Client: a RoundTripper returns
+	// a redirect as the response, which is what the client wants (see
+	// readResponse), and the client's layer would only add frames to every
+	// stream's stack and allocations to every request.
+	resp, err := c.transport.RoundTrip(hreq)
 	tt.record(s.rec)
 	if err != nil {
 		s.rec.E2ES = time.Since(s.t0).Seconds()
@@ -137,13 +144,9 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 			// The server answered, but not with HTTP: a garbage status
 			// line or header block. The transport quotes what came,
 			// which may be long, so the message is clipped.
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err // "Post URL: " says nothing here
-			}
 			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(err.Error()))
 		}
-		return fail(results.ErrConnect, "%w", err)
+		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, hreq.URL.Redacted(), err)
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
