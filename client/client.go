@@ -10,8 +10,8 @@
 // Every offset in the Record (ConnectS, FirstByteS, TTFPS, TTFTS, chunk
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
-// http.Client.Do, so it includes waiting for a connection, dialling and
-// writing the request. QueueS is the part of that wait spent queueing for a
+// the transport (package http1), so it includes waiting for a connection,
+// dialling and writing the request. QueueS is the part of that wait spent queueing for a
 // connection (Options.MaxConns reached): GetConn to GotConn less the setup
 // of a connection the request dialled itself; it is never silent, since
 // the report shows it as a distribution. The caller (the load generator)

@@ -25,7 +25,7 @@ import (
 )
 
 // Do sends req and fills rec with everything measured, from the send time
-// (taken immediately before the request is handed to the HTTP client) to the
+// (taken immediately before the request is handed to the transport) to the
 // end of the response. It never panics and always leaves rec complete: on
 // failure rec.ErrorClass holds exactly one results.Err* class, rec.Error a
 // message, and the measurements up to the failure are kept (including the
@@ -78,7 +78,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	if c.opts.Timeout > 0 {
 		// A timer that cancels ctx with the cause, rather than a context
 		// with a deadline on top of it: every open stream holds its
-		// contexts, and net/http's own context for the request then
+		// contexts, and the transport's cancellation watch then
 		// hangs off ctx instead of a third one.
 		timer := time.AfterFunc(c.opts.Timeout, func() { cancel(causeTimeout) })
 		stop = func() { timer.Stop() }
@@ -286,7 +286,7 @@ func (tt *traceTimes) trace() *httptrace.ClientTrace {
 }
 
 // record copies the times into rec; the hooks of a request that got a
-// response have all run when http.Client.Do returns.
+// response have all run when the transport's RoundTrip returns.
 func (tt *traceTimes) record(rec *results.Record) {
 	if ns := tt.connect.Load(); ns > 0 {
 		rec.ConnectS = time.Duration(ns).Seconds()

@@ -21,8 +21,9 @@ import (
 // response parser (http.ReadResponse, its chunked body) over a buffer of the
 // size the bare loop's transport reads with, and the bare loop's line loop.
 // It has one goroutine per stream instead of three, and no connection pool:
-// bare minus conn is what the Transport costs, the part an HTTP/1.1 client
-// of omnibench's own could save at most.
+// bare minus conn is what net/http's Transport costs. omnibench's own
+// transport (package http1) follows the same plan with a pool, TLS and
+// proxies, so conn is also a floor for it.
 func connRun(ctx context.Context, b *testing.B, target string, wl *scenarios.Workload, n int) levelFigures {
 	u, err := url.Parse(target)
 	if err != nil {
