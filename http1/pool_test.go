@@ -252,18 +252,7 @@ func TestWaiterCancelled(t *testing.T) {
 	tr := newTransport(t, Options{MaxConns: 1})
 	ctx := testCtx(t)
 
-	held := make(chan error, 1)
-	go func() {
-		req := newRequest(t, ctx, http.MethodGet, url, nil)
-		req.Header.Set("X-Seq", "0")
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		held <- err
-	}()
-	recv(t, ctx, "the first request", h.arrived)
+	held := holdFirst(t, ctx, tr, h, url)
 
 	wctx, cancel := context.WithCancel(ctx)
 	waited := make(chan error, 1)
@@ -303,18 +292,7 @@ func TestWaiterTimesOut(t *testing.T) {
 	h, url, _ := newHeldServer(t, 1)
 	tr := newTransport(t, Options{MaxConns: 1})
 	ctx := testCtx(t)
-	held := make(chan error, 1)
-	go func() {
-		req := newRequest(t, ctx, http.MethodGet, url, nil)
-		req.Header.Set("X-Seq", "0")
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		held <- err
-	}()
-	recv(t, ctx, "the first request", h.arrived)
+	held := holdFirst(t, ctx, tr, h, url)
 	wctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
 	_, err := tr.RoundTrip(newRequest(t, wctx, http.MethodGet, url, nil))
@@ -446,4 +424,24 @@ func TestPoolAccountingUnderCancellation(t *testing.T) {
 	if open, waiting := tr.OpenConns(); open != 0 || waiting != 0 {
 		t.Errorf("OpenConns after CloseIdleConnections = %d, %d; want 0, 0 (a slot leaked)", open, waiting)
 	}
+}
+
+// holdFirst sends request 0 to a held server and waits until the server
+// holds it: it has the connection. The channel gets the request's error
+// once the test releases it and its body has been read.
+func holdFirst(t *testing.T, ctx context.Context, tr *Transport, h *heldServer, url string) <-chan error {
+	t.Helper()
+	held := make(chan error, 1)
+	go func() {
+		req := newRequest(t, ctx, http.MethodGet, url, nil)
+		req.Header.Set("X-Seq", "0")
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		held <- err
+	}()
+	recv(t, ctx, "the first request", h.arrived)
+	return held
 }

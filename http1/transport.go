@@ -802,15 +802,24 @@ func (t *Transport) put(c *conn) {
 	p := c.pool
 	c.idleSince = time.Now()
 	t.mu.Lock()
-	if len(p.waiters) > 0 {
-		wait := p.waiters[0]
-		p.waiters = slices.Delete(p.waiters, 0, 1)
+	if wait := p.oldestWaiter(); wait != nil {
 		t.mu.Unlock()
 		wait <- c
 		return
 	}
 	p.idle = append(p.idle, c)
 	t.mu.Unlock()
+}
+
+// oldestWaiter removes the oldest waiting request from the queue and
+// returns its channel, or nil when none waits. Transport.mu must be held.
+func (p *pool) oldestWaiter() chan *conn {
+	if len(p.waiters) == 0 {
+		return nil
+	}
+	wait := p.waiters[0]
+	p.waiters = slices.Delete(p.waiters, 0, 1)
+	return wait
 }
 
 // closeConn closes c and frees its slot.
@@ -823,9 +832,7 @@ func (t *Transport) closeConn(c *conn) {
 // which dials with it.
 func (t *Transport) releaseSlot(p *pool) {
 	t.mu.Lock()
-	if len(p.waiters) > 0 {
-		wait := p.waiters[0]
-		p.waiters = slices.Delete(p.waiters, 0, 1)
+	if wait := p.oldestWaiter(); wait != nil {
 		t.mu.Unlock()
 		wait <- nil
 		return
