@@ -11,12 +11,11 @@
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
 // the transport (package http1), so it includes waiting for a connection,
-// dialling and writing the request. QueueS is the part of that wait spent queueing for a
-// connection (Options.MaxConns reached): GetConn to GotConn less the setup
-// of a connection the request dialled itself; it is never silent, since
-// the report shows it as a distribution. The caller (the load generator)
-// sets ID, Seq, Warmup,
-// IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
+// dialling and writing the request. QueueS is the part of that wait spent
+// queueing for a connection (Options.MaxConns reached): GetConn to GotConn
+// less the setup of a connection the request dialled itself; it is never
+// silent, since the report shows it as a distribution. The caller (the load
+// generator) sets ID, Seq, Warmup, IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
 // for the raw byte stream, the read) completed.
 //
 // # Performance
@@ -163,6 +162,11 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("client: base URL is not a valid URL: %w", errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Opaque != "" {
+			// "user:pw@host" parses as the scheme "user" and opaque data,
+			// which Redacted would show as it is.
+			return nil, fmt.Errorf("client: base URL scheme %q must be http or https (a URL starts with http:// or https://)", u.Scheme)
+		}
 		return nil, fmt.Errorf("client: base URL %s: scheme must be http or https", u.Redacted())
 	}
 	if u.Host == "" {

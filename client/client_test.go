@@ -273,6 +273,30 @@ func TestBaseURLUserInfoIsBasicAuth(t *testing.T) {
 	}
 }
 
+// TestConnectErrorHidesBaseURLUser: a connect failure names the URL, and
+// neither the user nor the password of the base URL survives in the record.
+func TestConnectErrorHidesBaseURLUser(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := newClient(t, "http://alice:hunter2@"+addr, Options{})
+	rec := do(t, c, Request{Kind: results.KindChat, Model: "m", Prompt: "p", Modalities: []string{"text"}})
+	if rec.ErrorClass != results.ErrConnect {
+		t.Fatalf("class %q (%s), want %q", rec.ErrorClass, rec.Error, results.ErrConnect)
+	}
+	if !strings.Contains(rec.Error, addr+"/v1/chat/completions") {
+		t.Errorf("error %q does not name the URL", rec.Error)
+	}
+	for _, secret := range []string{"alice", "hunter2"} {
+		if strings.Contains(rec.Error, secret) {
+			t.Errorf("error %q shows %q", rec.Error, secret)
+		}
+	}
+}
+
 func TestChatPCMAndDeltaAudioData(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
 		sseStart(w)
@@ -847,9 +871,11 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("New(%+v) accepted it", o)
 		}
 	}
-	_, err := New(Options{BaseURL: "ftp://user:hunter2@x"})
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("error %v leaks the password", err)
+	for _, bad := range []string{"ftp://user:hunter2@x", "user:hunter2@127.0.0.1:8000"} {
+		_, err := New(Options{BaseURL: bad})
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: error %v leaks the password", bad, err)
+		}
 	}
 	c, err := New(Options{BaseURL: "http://127.0.0.1:8000/v1/"})
 	if err != nil || c.base != "http://127.0.0.1:8000" {

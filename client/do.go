@@ -146,7 +146,11 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 			// which may be long, so the message is clipped.
 			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(err.Error()))
 		}
-		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, hreq.URL.Redacted(), err)
+		// The URL without its user information: a user name may be a
+		// token as well as a password (net/http's message kept the name).
+		shown := *hreq.URL
+		shown.User = nil
+		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, shown.String(), err)
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
@@ -163,6 +167,10 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 // of the body is worth draining for reuse. redact removes the user's
 // credentials from a body quoted in the error, before it is clipped: a
 // secret straddling the clip would otherwise survive as a prefix.
+//
+// A redirect is a failure, not followed: one followed silently would
+// measure another server under the original name, turn the POST into a GET
+// (302) or carry the credentials to another host (307).
 func (s *stream) readResponse(resp *http.Response, redact func([]byte) []byte) (reuse bool, err error) {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		loc := "no Location"

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // testProxy is a small forward proxy: absolute-form requests are forwarded
@@ -184,6 +185,32 @@ func TestProxyHTTPSTarget(t *testing.T) {
 	}
 	if _, reused := log.take(); !slices.Equal(reused, []bool{false, true}) {
 		t.Errorf("GotConn Reused: %v; want [false true]", reused)
+	}
+}
+
+// TestProxyNeverAnswersConnect: a proxy that accepts and reads the
+// CONNECT but never answers fails the request after DialTimeout, with a
+// message that says so, though the request's context has no deadline.
+func TestProxyNeverAnswersConnect(t *testing.T) {
+	silent := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readHead(br)
+		br.ReadByte() // blocks until the transport gives up and closes
+	})
+	proxy := &url.URL{Scheme: "http", User: url.UserPassword("bench", proxyPassword), Host: silent.ln.Addr().String()}
+	tr := newTransport(t, Options{Proxy: http.ProxyURL(proxy), DialTimeout: 50 * time.Millisecond})
+	resp, err := tr.RoundTrip(newRequest(t, testCtx(t), http.MethodGet, "https://127.0.0.1:1/", nil))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error from a proxy that never answers CONNECT")
+	}
+	if !strings.Contains(err.Error(), "did not answer CONNECT within 50ms") {
+		t.Errorf("error %q does not say the proxy did not answer", err)
+	}
+	if strings.Contains(err.Error(), proxyPassword) {
+		t.Errorf("error %q shows the proxy's password", err)
+	}
+	if open, _ := tr.OpenConns(); open != 0 {
+		t.Errorf("OpenConns = %d; want 0", open)
 	}
 }
 

@@ -734,9 +734,22 @@ func (t *Transport) dialConn(ctx context.Context, key connKey, trace *httptrace.
 }
 
 // connect opens a tunnel to key.addr through the proxy c is connected to.
+// The proxy's answer is part of setting up the connection, so it is bounded
+// by DialTimeout as the dial is: a proxy that accepts and never answers
+// does not hold the request for longer.
 func (t *Transport) connect(ctx context.Context, c *conn, key connKey) error {
-	stop := context.AfterFunc(ctx, func() { c.raw.Close() })
+	cctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
+	defer cancel()
+	stop := context.AfterFunc(cctx, func() { c.raw.Close() })
 	defer stop()
+	err := t.connectOn(c, key)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("http1: the proxy did not answer CONNECT within %v", t.opts.DialTimeout)
+	}
+	return err
+}
+
+func (t *Transport) connectOn(c *conn, key connKey) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n", key.addr, key.addr, t.opts.UserAgent)
 	if key.auth != "" {

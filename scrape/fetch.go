@@ -261,13 +261,28 @@ func excerpt(body []byte) string {
 	return strings.TrimSpace(s)
 }
 
-// redact removes a password from a URL for display.
+// redact removes the user information from a URL for display: the
+// password, and the user name too, which is a token as often as a name
+// (https://TOKEN@host). A URL that does not parse as one with a host is
+// shown from its last "@" on, which is where user information would end.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || (u.Opaque != "" && strings.Contains(u.Opaque, "@")) {
+		// Unparsable, or parsed as scheme and opaque data ("user:pw@host"
+		// has the scheme "user").
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			return "xxxxx@" + raw[i+1:]
+		}
 		return raw
 	}
-	return u.Redacted()
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+	}
+	return u.String()
 }
 
 // scrubURLError replaces the URL inside a *url.Error (which net/http prints

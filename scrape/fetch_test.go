@@ -165,8 +165,18 @@ func TestFetchErrors(t *testing.T) {
 		t.Errorf("password leaked: %v", err)
 	}
 	_, err = Fetch(ctx, "http://user:s3cret@127.0.0.1:1/metrics", AcceptAuto)
-	if err == nil || strings.Contains(err.Error(), "s3cret") {
-		t.Errorf("password leaked on connect error: %v", err)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "user") {
+		t.Errorf("user information leaked on connect error: %v", err)
+	}
+	// A user name alone may be a token.
+	_, err = Fetch(ctx, "http://tok3n@127.0.0.1:1/metrics", AcceptAuto)
+	if err == nil || strings.Contains(err.Error(), "tok3n") || !strings.Contains(err.Error(), "xxxxx@127.0.0.1:1") {
+		t.Errorf("a user name leaked, or the URL is not named, on connect error: %v", err)
+	}
+	// Without a scheme the URL does not parse; its credentials still go.
+	_, err = Fetch(ctx, "user:s3cret@127.0.0.1:1/metrics", AcceptAuto)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "xxxxx@127.0.0.1:1/metrics") {
+		t.Errorf("an unparsable URL's credentials leaked, or it is not named: %v", err)
 	}
 }
 
