@@ -91,7 +91,7 @@ func check(t *testing.T, b []byte) {
 // neighbour.
 func TestEveryByteEveryPosition(t *testing.T) {
 	for _, filler := range []string{"QUJD+/09az", "QUJD\x80\xff~ =-"} {
-		for _, size := range []int{0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 100} {
+		for _, size := range []int{0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 95, 96, 97, 100, 128, 129, 161} {
 			base := bytes.Repeat([]byte(filler), size)[:size]
 			check(t, base)
 			for pos := range size {
@@ -108,7 +108,7 @@ func TestEveryByteEveryPosition(t *testing.T) {
 // TestTwoHits puts two terminators in one input, in the same block and in
 // different blocks, so the first one wins.
 func TestTwoHits(t *testing.T) {
-	for _, size := range []int{40, 70, 100} {
+	for _, size := range []int{40, 70, 100, 130} {
 		for i := range size {
 			for j := i + 1; j < size; j += 3 {
 				for _, pair := range [][2]byte{{'\n', '\r'}, {'\r', '\n'}, {'"', '\\'}, {'=', '"'}, {0x01, '"'}, {'-', '='}} {

@@ -17,13 +17,17 @@
 // Instructions", 2018): a byte is valid exactly when the bit sets its low
 // and its high nibble select do not meet. Uses Y2, Y3; needs 0x0F in every
 // byte of Y8 and the two tables in Y9 (low) and Y10 (high).
-#define ALPHABET(src, dst) \
-	VPSRLD  $4, src, Y2 \
-	VPAND   Y2, Y8, Y2 \
-	VPAND   src, Y8, Y3 \
-	VPSHUFB Y2, Y10, Y2 \
-	VPSHUFB Y3, Y9, Y3 \
-	VPAND   Y2, Y3, dst
+#define ALPHABET(src, dst) ALPHABET_USING(src, Y2, Y3, dst)
+
+// ALPHABET_USING is ALPHABET with its two scratch registers named, so that
+// two blocks can be tested side by side.
+#define ALPHABET_USING(src, t1, t2, dst) \
+	VPSRLD  $4, src, t1 \
+	VPAND   t1, Y8, t1 \
+	VPAND   src, Y8, t2 \
+	VPSHUFB t1, Y10, t1 \
+	VPSHUFB t2, Y9, t2 \
+	VPAND   t1, t2, dst
 
 #define ALPHABET_CONSTANTS \
 	BROADCAST(0x0F, Y8) \
@@ -80,6 +84,12 @@ eolfound:
 // end: the first '"', '\\' or byte below 0x20 (unsigned: min(x, 0x1F) ==
 // x), or -1. plain: the first byte that is not base64 alphabet, or -1 when
 // every byte scanned (up to end's block) is.
+//
+// While the alphabet run lasts, only the alphabet is tested, two blocks at a
+// time: '"', '\\' and the control bytes are all outside it, so a block of
+// alphabet bytes holds no end. From the block where the run stops, only the
+// end is looked for. An audio payload is one long run, so most of it meets
+// the cheaper loop.
 TEXT ·stringEndAVX2(SB), NOSPLIT, $0-40
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
@@ -88,12 +98,55 @@ TEXT ·stringEndAVX2(SB), NOSPLIT, $0-40
 	SHRQ $5, CX
 	JZ   strnone
 	ALPHABET_CONSTANTS
-	VPXOR     Y11, Y11, Y11
+	VPXOR Y11, Y11, Y11
+
+runpair:
+	CMPQ    CX, $2
+	JB      runone
+	VMOVDQU (SI), Y1
+	VMOVDQU 32(SI), Y5
+	ALPHABET_USING(Y1, Y2, Y3, Y3)
+	ALPHABET_USING(Y5, Y4, Y6, Y6)
+	VPOR    Y3, Y6, Y12
+	VPTEST  Y12, Y12
+	JNZ     runpairend
+	ADDQ    $64, SI
+	SUBQ    $2, CX
+	JMP     runpair
+
+runpairend:
+	VPTEST  Y3, Y3
+	JNZ     runend
+	ADDQ    $32, SI // the run stops in the second block
+	DECQ    CX
+	VMOVDQU Y6, Y3
+	JMP     runend
+
+runone:
+	TESTQ   CX, CX
+	JZ      strdone
+	VMOVDQU (SI), Y1
+	ALPHABET(Y1, Y3)
+	VPTEST  Y3, Y3
+	JNZ     runend
+	ADDQ    $32, SI
+	DECQ    CX
+	JMP     runone
+
+runend:
+	// Y3 is non-zero at the non-alphabet bytes of the block at SI.
+	VPCMPEQB  Y11, Y3, Y3 // 0xFF where valid
+	VPMOVMSKB Y3, BX
+	NOTL      BX
+	BSFL      BX, BX
+	MOVQ      SI, R9
+	SUBQ      DI, R9
+	ADDQ      BX, R9
 	BROADCAST(0x22, Y14) // '"'
 	BROADCAST(0x5C, Y15) // '\\'
 	BROADCAST(0x1F, Y7)
 
-strloop:
+endloop:
 	VMOVDQU   (SI), Y1
 	VPCMPEQB  Y14, Y1, Y3
 	VPCMPEQB  Y15, Y1, Y4
@@ -102,25 +155,13 @@ strloop:
 	VPCMPEQB  Y4, Y1, Y4
 	VPOR      Y4, Y3, Y3
 	VPMOVMSKB Y3, AX
-	CMPQ      R9, $-1
-	JNE       strend          // the alphabet run already ended
-	ALPHABET(Y1, Y3)
-	VPTEST    Y3, Y3
-	JZ        strend
-	VPCMPEQB  Y11, Y3, Y3     // 0xFF where valid
-	VPMOVMSKB Y3, BX
-	NOTL      BX
-	BSFL      BX, BX
-	MOVQ      SI, R9
-	SUBQ      DI, R9
-	ADDQ      BX, R9
+	TESTL     AX, AX
+	JNZ       strfound
+	ADDQ      $32, SI
+	DECQ      CX
+	JNZ       endloop
 
-strend:
-	TESTL AX, AX
-	JNZ   strfound
-	ADDQ  $32, SI
-	DECQ  CX
-	JNZ   strloop
+strdone:
 	VZEROUPPER
 
 strnone:
@@ -135,13 +176,8 @@ strfound:
 	ADDQ SI, AX
 	MOVQ AX, end+24(FP)
 	CMPQ R9, AX
-	JLE  strplain
-	MOVQ AX, R9 // a run that reaches the end stops there
-
-strplain:
-	CMPQ R9, $-1
-	JNE  strret
-	MOVQ AX, R9
+	JLE  strret
+	MOVQ AX, R9 // not reached: an end byte is outside the alphabet
 
 strret:
 	MOVQ R9, plain+32(FP)
