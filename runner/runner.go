@@ -580,7 +580,6 @@ func stampDelayP99(set *summary.Set) *float64 {
 	if len(ms) == 0 {
 		return nil
 	}
-	slices.Sort(ms)
-	v := stats.Percentile(ms, 99)
+	v := stats.PercentileSelect(ms, 99)
 	return &v
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -570,4 +572,77 @@ func TestPopulationStd(t *testing.T) {
 	if !math.IsNaN(PopulationStd(nil)) {
 		t.Error("PopulationStd(nil) is not NaN")
 	}
+}
+
+// TestPercentileSelectMatchesSortedPercentile compares the selection with
+// Percentile on a sorted copy, value for value, over random samples with
+// and without ties, sorted and reversed ones, and every kind of rank.
+func TestPercentileSelectMatchesSortedPercentile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ps := []float64{0, 0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.9, 100, 33.3333}
+	for trial := range 3000 {
+		n := 1 + rng.IntN(300)
+		if trial%100 == 0 {
+			n = 5000 + rng.IntN(5000)
+		}
+		xs := make([]float64, n)
+		for i := range xs {
+			switch trial % 4 {
+			case 0:
+				xs[i] = rng.NormFloat64()
+			case 1:
+				xs[i] = float64(rng.IntN(5)) // many ties
+			case 2:
+				xs[i] = float64(i) // sorted
+			default:
+				xs[i] = float64(n - i) // reversed
+			}
+		}
+		sorted := slices.Sorted(slices.Values(xs))
+		for _, p := range append(ps, 100*rng.Float64()) {
+			want := Percentile(sorted, p)
+			work := slices.Clone(xs)
+			if got := PercentileSelect(work, p); got != want {
+				t.Fatalf("trial %d, n %d: PercentileSelect(p%v) = %v, Percentile = %v", trial, n, p, got, want)
+			}
+			slices.Sort(work)
+			if !slices.Equal(work, sorted) {
+				t.Fatalf("trial %d: PercentileSelect lost or changed values", trial)
+			}
+		}
+	}
+	if v := PercentileSelect(nil, 50); !math.IsNaN(v) {
+		t.Errorf("PercentileSelect(empty) = %v, want NaN", v)
+	}
+	if v := PercentileSelect([]float64{1, 2}, 101); !math.IsNaN(v) {
+		t.Errorf("PercentileSelect(p101) = %v, want NaN", v)
+	}
+	huge := []float64{math.MaxFloat64, -math.MaxFloat64, 0}
+	if got, want := PercentileSelect(slices.Clone(huge), 75), Percentile(slices.Sorted(slices.Values(huge)), 75); got != want {
+		t.Errorf("PercentileSelect near MaxFloat64 = %v, Percentile = %v", got, want)
+	}
+}
+
+// BenchmarkPercentileSelect compares one p99 of 100,000 values by
+// selection with a sort and Percentile (the baseline), each on a fresh copy.
+func BenchmarkPercentileSelect(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	xs := make([]float64, 100_000)
+	for i := range xs {
+		xs[i] = rng.ExpFloat64()
+	}
+	work := make([]float64, len(xs))
+	b.Run("select", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, xs)
+			PercentileSelect(work, 99)
+		}
+	})
+	b.Run("sort", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, xs)
+			slices.Sort(work)
+			Percentile(work, 99)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -201,4 +202,87 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		out.Percentiles[i] = pv{P: Float(p.P), Value: Float(p.Value)}
 	}
 	return json.Marshal(out)
+}
+
+// PercentileSelect is Percentile for xs in any order: it finds the one or
+// two order statistics the percentile lies between by selection, in linear
+// expected time, rather than by sorting, and returns the value Percentile
+// returns on a sorted copy. It reorders xs, whose values must be finite.
+// One percentile of a whole run's events (the stamp-delay p99 of the
+// client's health check) then costs no O(n log n) sort.
+func PercentileSelect(xs []float64, p float64) float64 {
+	n := len(xs)
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	// The rank as montanaflynn/stats computes it: Percentile returns its
+	// value whenever that is finite.
+	rank := (p / 100) * float64(n-1)
+	k := min(int(rank), n-1)
+	selectKth(xs, k)
+	a := xs[k]
+	f := rank - float64(k)
+	if p == 0 || k+1 == n || f == 0 {
+		return a
+	}
+	b := slices.Min(xs[k+1:]) // the next order statistic
+	if b == a {
+		return a
+	}
+	if v := a + f*(b-a); !math.IsInf(v, 0) && !math.IsNaN(v) {
+		return v
+	}
+	// Values near ±MaxFloat64, where the difference overflows: rare enough
+	// to take Percentile's own way.
+	slices.Sort(xs)
+	return Percentile(xs, p)
+}
+
+// selectKth reorders xs so that xs[k] is the value a sort would put there,
+// with no greater value before it and no smaller one after it (Hoare's
+// selection with a median-of-three pivot). Past 2*log2(n) rounds, which
+// only adversarial orders reach, it sorts what is left, so the worst case
+// stays O(n log n).
+func selectKth(xs []float64, k int) {
+	lo, hi := 0, len(xs)-1
+	for budget := 2 * bits.Len(uint(len(xs))); hi > lo; budget-- {
+		if budget == 0 {
+			slices.Sort(xs[lo : hi+1])
+			return
+		}
+		mid := lo + (hi-lo)/2
+		if xs[mid] < xs[lo] {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[mid] {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		// Now xs[lo..j] <= pivot <= xs[i..hi], and any between are pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
