@@ -76,7 +76,9 @@ func (f *levelFigures) cpuPerEventUS() float64 {
 // server's send stamp (receive time minus stamp: what the client adds to
 // every timestamp, the connection burst included), the Go runtime's memory
 // growth per open stream (package selfmon, the same method for both), and
-// errors; and the ratios omnibench / bare of CPU per event and delay p99.
+// errors; and the ratios omnibench / bare of CPU per event and delay p99,
+// each the median over the iterations of the two clients' ratio in one
+// iteration (cpu-ratio, p99-ratio; the ratios of the medians beside them).
 // The same figures (conn-*) come for the bare loop without net/http's
 // Transport (connRun): what the Transport itself costs.
 // The goals (README speed section): CPU per event at most 1.15x, delay p99
@@ -135,8 +137,14 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 			oc, op := report("omni", omni)
 			bc, bp := report("bare", bare)
 			report("conn", conn)
-			b.ReportMetric(oc/bc, "cpu-ratio")
-			b.ReportMetric(op/bp, "p99-ratio")
+			// The ratios pair the clients' runs of one iteration, which ran
+			// back to back, and take the median over the iterations: the
+			// machine's load drifts over minutes, and a pair shares it.
+			b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).cpuPerEventUS), "cpu-ratio")
+			b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).p99), "p99-ratio")
+			// The ratios of the medians, for comparison with earlier runs.
+			b.ReportMetric(oc/bc, "cpu-ratio-of-medians")
+			b.ReportMetric(op/bp, "p99-ratio-of-medians")
 			// Threads of this process runnable but waiting for a CPU, on
 			// average: how much the machine's other load got in the way.
 			b.ReportMetric((runqueueWait("self")-wait0).Seconds()/time.Since(start).Seconds(), "runq-wait-threads")
@@ -161,6 +169,12 @@ func (rs levelRuns) median(fig func(*levelFigures) float64) float64 {
 	for i := range rs {
 		v[i] = fig(&rs[i])
 	}
+	return median(v)
+}
+
+// median is the middle value of v (the mean of the middle two for an even
+// count), 0 for none. It sorts v.
+func median(v []float64) float64 {
 	slices.Sort(v)
 	if len(v) == 0 {
 		return 0
@@ -170,6 +184,15 @@ func (rs levelRuns) median(fig func(*levelFigures) float64) float64 {
 	} else {
 		return v[m]
 	}
+}
+
+// pairedRatio is the median over the iterations of fig(a[i]) / fig(b[i]).
+func pairedRatio(a, b levelRuns, fig func(*levelFigures) float64) float64 {
+	ratios := make([]float64, min(len(a), len(b)))
+	for i := range ratios {
+		ratios[i] = fig(&a[i]) / fig(&b[i])
+	}
+	return median(ratios)
 }
 
 func (rs levelRuns) max(fig func(*levelFigures) float64) float64 {
