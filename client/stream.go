@@ -94,6 +94,7 @@ type stream struct {
 	audibleDB     float64
 	audibleWindow time.Duration
 	chunk         chatChunk
+	template      chunkTemplate // the last audio event's bytes around its audio string
 	sev           speechEvent
 	body          body
 }
@@ -107,6 +108,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
 		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool}, flacPCM: s.flacPCM[:0],
+		template: chunkTemplate{prefix: s.template.prefix[:0], suffix: s.template.suffix[:0]},
 	}
 }
 
@@ -246,7 +248,7 @@ func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 		return false, nil // an event without a payload carries nothing
 	}
 	c := &s.chunk
-	if err := decodeChatChunk(data, c); err != nil {
+	if err := s.template.decode(data, c); err != nil {
 		return false, fail(results.ErrMalformed, "event %d: %w", s.events, err)
 	}
 	if c.HasError {
