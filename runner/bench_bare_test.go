@@ -279,8 +279,10 @@ func streamLevel(b *testing.B, client string, n int, stream func(i int) ([]float
 		errCount atomic.Int64
 	)
 	defer startProfile(b, client, n)()
-	mon := selfmon.Start(selfmon.Options{Streams: func() int { return int(open.Load()) }})
+	// The monitor is inside the measured run, as runner.Run's own is in
+	// omnibench's (its start forces a GC).
 	cpu0, reads0 := processCPU(), readCalls()
+	mon := selfmon.Start(selfmon.Options{Streams: func() int { return int(open.Load()) }})
 	for i := range n {
 		wg.Go(func() {
 			open.Add(1)
@@ -300,9 +302,9 @@ func streamLevel(b *testing.B, client string, n int, stream func(i int) ([]float
 	}
 	wg.Wait()
 	teardown()
+	fig.bytesPerStream = mon.Stop().MemoryPerStreamBytes
 	fig.cpu = processCPU() - cpu0
 	fig.reads = readCalls() - reads0
-	fig.bytesPerStream = mon.Stop().MemoryPerStreamBytes
 	fig.errors = int(errCount.Load())
 	slices.Sort(fig.delaysMS)
 	return fig
