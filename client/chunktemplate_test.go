@@ -117,3 +117,41 @@ func FuzzChunkTemplate(f *testing.F) {
 		checkTemplate(t, prev, next)
 	})
 }
+
+// BenchmarkChunkTemplate decodes two audio events of one layout with
+// different audio, alternately, by the full walk (the baseline) and by the
+// template, as a stream's events come.
+func BenchmarkChunkTemplate(b *testing.B) {
+	other := testPCM(chunk80ms)
+	other[100] ^= 0xff
+	events := [2][]byte{
+		[]byte(chatAudioEvent(testWAV(24000, testPCM(chunk80ms), false))),
+		[]byte(chatAudioEvent(testWAV(24000, other, false))),
+	}
+	if string(events[0]) == string(events[1]) {
+		b.Fatal("the two events are the same")
+	}
+	b.Run("walk", func(b *testing.B) {
+		var c chatChunk
+		for i := 0; b.Loop(); i++ {
+			if err := decodeChatChunk(events[i%2], &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("template", func(b *testing.B) {
+		var tp chunkTemplate
+		var c chatChunk
+		hits := 0
+		for i := 0; b.Loop(); i++ {
+			if tp.apply(events[i%2], &c) {
+				hits++
+			} else if err := tp.decode(events[i%2], &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if hits < b.N-1 {
+			b.Fatalf("the template fitted %d of %d events", hits, b.N)
+		}
+	})
+}
