@@ -224,8 +224,15 @@ func (s *Set) Add(r *results.Record) {
 	}
 	s.total(r)
 	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == blockSize {
-		s.blocks = append(s.blocks, make([]Sample, 0, blockSize))
+		var b []Sample
+		if n > 0 {
+			b = make([]Sample, 0, blockSize)
+		}
+		s.blocks = append(s.blocks, b)
 	}
+	// The first block grows by appending, so that the first records do not
+	// allocate a whole block (about 700 KB) while the run's other streams
+	// are still receiving; later blocks are allocated whole.
 	s.blocks[len(s.blocks)-1] = append(s.blocks[len(s.blocks)-1], x)
 }
 

@@ -179,3 +179,36 @@ func TestSetEventPoolCap(t *testing.T) {
 		}
 	}
 }
+
+// TestSetBlocks adds records across several blocks: every one comes back
+// in order, every block but the last is full, and the first records do not
+// allocate a whole block.
+func TestSetBlocks(t *testing.T) {
+	s := NewSet()
+	n := 2*blockSize + 7
+	for i := range n {
+		r := results.Record{Seq: i, E2ES: float64(i), Status: 200}
+		s.Add(&r)
+		if i == 0 && cap(s.blocks[0]) > 16 {
+			t.Errorf("the first record made a block of capacity %d", cap(s.blocks[0]))
+		}
+	}
+	if s.Len() != n {
+		t.Fatalf("Len = %d, want %d", s.Len(), n)
+	}
+	i := 0
+	s.All(func(x *Sample) {
+		if x.E2ES != float64(i) {
+			t.Fatalf("sample %d has e2e %v", i, x.E2ES)
+		}
+		i++
+	})
+	if i != n {
+		t.Fatalf("All gave %d samples, want %d", i, n)
+	}
+	for k, b := range s.blocks[:len(s.blocks)-1] {
+		if len(b) != blockSize {
+			t.Errorf("block %d holds %d samples, want %d", k, len(b), blockSize)
+		}
+	}
+}
