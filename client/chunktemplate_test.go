@@ -78,6 +78,8 @@ func TestChunkTemplate(t *testing.T) {
 		{"fields after the payload move", audioChunk(long, "", `,"usage":{"prompt_tokens":3},"error":null`), audioChunk(other+other, "", `,"usage":{"prompt_tokens":3},"error":null`), true},
 		{"another id", audioChunk(long, "", ""), strings.Replace(audioChunk(other, "", ""), "chatcmpl-7", "chatcmpl-8", 1), false},
 		{"another suffix", audioChunk(long, "", ""), audioChunk(other, "", `,"x":1`), false},
+		{"a suffix of the same length", audioChunk(long, "", `,"n":1`), audioChunk(other, "", `,"n":2`), false},
+		{"a prefix of the same length", audioChunk(long, `,"n":1`, ""), audioChunk(other, `,"n":2`, ""), false},
 		{"an escape in the payload", audioChunk(long, "", ""), audioChunk(`QU\nJD`, "", ""), false},
 		{"a control byte in the payload", audioChunk(long, "", ""), audioChunk("QU\x01JD", "", ""), false},
 		{"a quote that ends the string early", audioChunk(long, "", ""), audioChunk(`QU"JD`, "", ""), false},
