@@ -839,3 +839,41 @@ func TestRunClosesIdleConnections(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestRecordConsumerDoesNotHoldTheLoad: a closed-loop worker starts its
+// next request as soon as its record is complete, whatever the record's
+// consumers take. OnRecord here waits until every request has started,
+// which a worker that delivered records itself could never see: the run
+// would sit out the wait on every record instead.
+func TestRecordConsumerDoesNotHoldTheLoad(t *testing.T) {
+	t.Parallel()
+	wl := chatWorkload(t)
+	sim := startSim(t, wl, nil)
+	const n = 6
+	var started atomic.Int64
+	allStarted := make(chan struct{})
+	var waitedOut atomic.Int64
+	cfg := baseConfig(sim.URL, wl, n, 2)
+	cfg.Scrape = ScrapeOff
+	cfg.OnStart = func(load.Arrival) {
+		if started.Add(1) == n {
+			close(allStarted)
+		}
+	}
+	cfg.OnRecord = func(*results.Record) {
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		select {
+		case <-allStarted:
+		case <-t.C:
+			waitedOut.Add(1)
+		}
+	}
+	out := mustRun(t, cfg)
+	if got := len(out.Records); got != n {
+		t.Fatalf("%d records, want %d", got, n)
+	}
+	if w := waitedOut.Load(); w > 0 {
+		t.Errorf("%d records' consumer waited 10 s for requests that their workers had not started: the consumer held the load", w)
+	}
+}

@@ -302,11 +302,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	col := &collector{set: summary.NewSet()}
 	var writeErr error
 	var writeOnce sync.Once
-	// deliver takes a finished record to every consumer.
+	// consume takes a finished record to every consumer, on the record
+	// queue's goroutine (see recordQueue).
 	var undecodedOnce sync.Once
-	deliver := func(rec *results.Record, audio *bytes.Buffer) {
+	// Taken now: the load's start writes the header while records flow.
+	origin := out.Header.LatencyOrigin()
+	consume := func(rec *results.Record, audio *bytes.Buffer) {
 		// Every kind's record (HTTP and WebSocket) says its latency origin.
-		rec.LatencyOrigin = out.Header.LatencyOrigin()
+		rec.LatencyOrigin = origin
 		col.add(rec)
 		if audio != nil && rec.HasAudio() && audio.Len() == 0 {
 			// Measured from file headers, never decoded (Ogg Opus, MPEG 2.5
@@ -327,6 +330,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if cfg.OnRecord != nil {
 			cfg.OnRecord(rec)
 		}
+	}
+	var records *recordQueue // started with the load, below
+	// deliver hands a job's finished record over; the job must not touch
+	// it afterwards.
+	deliver := func(rec *results.Record, audio *bytes.Buffer) {
+		col.finished()
+		records.put(rec, audio)
 	}
 	var ws *wsclient.Client
 	if isWSKind(cfg.Workload.Scenario().Kind) {
@@ -399,7 +409,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	})
 	announceStart(cfg)
 	mon := selfmon.Start(selfmon.Options{Streams: col.inFlight, OnSample: cfg.OnHealth})
+	records = startRecordQueue(recordQueueCap, consume)
 	lstats, runErr := load.Run(ctx, lcfg, job)
+	records.close() // load.Run returns once every job has: no record can follow
 	health := mon.Stop()
 	out.Health = &health
 	stopNotice()
@@ -541,10 +553,17 @@ func (c *collector) started() {
 	c.mu.Unlock()
 }
 
+// finished counts a request as no longer in flight, as soon as its job
+// hands the record over (before add has it).
+func (c *collector) finished() {
+	c.mu.Lock()
+	c.inflight--
+	c.mu.Unlock()
+}
+
 func (c *collector) add(r *results.Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inflight--
 	c.set.Add(r)
 	c.worst.Offer(r)
 	if m, ok := modelRefused(r); ok && c.refusedModel == "" {
