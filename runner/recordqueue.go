@@ -8,7 +8,9 @@ import (
 )
 
 // recordQueueCap bounds the finished records waiting for the bookkeeping
-// goroutine: about 3 KB each for a 4 s response, so at most about 12 MB.
+// goroutine. A record grows with its response (16 bytes per audio chunk,
+// 8 per send stamp and text gap): about 3 KB for a 4 s chat response, so
+// about 12 MB for a full queue of those.
 const recordQueueCap = 4096
 
 // recordQueue hands finished records from the jobs to one goroutine that

@@ -83,9 +83,11 @@ type Config struct {
 	// hands it to the client for servers' error bodies.
 	Redact *secret.Redactor
 
-	// OnRecord is called for every finished request, from the request's
-	// goroutine (the exporter observes through it). It must be safe for
-	// concurrent use.
+	// OnRecord is called for every finished request (the exporter observes
+	// through it), one record at a time and in the order the requests
+	// finished, from the run's bookkeeping goroutine (see recordQueue).
+	// Run returns after the last call. A slow OnRecord holds the other
+	// bookkeeping, not the load, until recordQueueCap records wait.
 	OnRecord func(*results.Record)
 	// OnDrop is called for every open-loop arrival dropped by --max-inflight.
 	OnDrop func(load.Arrival)

@@ -20,7 +20,7 @@ import (
 // The figures from a Set are exactly those of the records, except past the
 // caps below, where a warning of the summary says what changed.
 type Set struct {
-	blocks [][]Sample // fixed-size blocks: no doubling slack as the run grows
+	blocks [][]Sample // fixed-size blocks after the first (see Add): no doubling slack as the run grows
 
 	// Interned strings: kinds, error classes and finish reasons (a Sample
 	// holds their index). Past maxInterned distinct values of one table the
