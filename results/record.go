@@ -184,10 +184,10 @@ type WSTurn struct {
 	// backends define them (realtime only).
 	Bench *WSBench `json:"bench,omitempty"`
 
-	// Events is the spelling of the realtime audio events the server sent
-	// in this turn: EventsGA (response.output_audio.*) or EventsLegacy
-	// (response.audio.*); empty when none arrived. Servers of both ages run,
-	// and a result says which one it measured.
+	// Events is the spelling of the audio events the server sent in this
+	// realtime turn: EventsGA (response.output_audio.*) or EventsLegacy
+	// (response.audio.*); empty when none arrived, and on the other kinds.
+	// Servers of both ages run, and a result says which one it measured.
 	Events string `json:"events,omitempty"`
 
 	// CloseCode and CloseReason are the WebSocket close frame, on the

@@ -24,7 +24,8 @@ import (
 // response.audio.done. The record's offsets count from the final commit,
 // the listener's end of speech; TTFP from the first append is kept beside.
 // The audio events are read in either spelling (response.output_audio.*
-// too), as on the duplex endpoint.
+// too), as on the duplex endpoint; the record names no spelling, since only
+// the duplex session's events were renamed upstream.
 
 // InputSampleRate is the only input rate plain realtime takes: PCM16 mono
 // at 16 kHz.
@@ -211,7 +212,6 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	if err != nil {
 		return false, fatal(results.ErrMalformed, "event %d: %v", at.events, err)
 	}
-	at.noteSpelling(ev.Type)
 	switch ev.Type {
 	case "error":
 		msg := errorText(ev.Error, ev.Code)
