@@ -24,7 +24,7 @@ const benchDefaultRate = 24000
 
 // The realtime audio events in their two spellings: the OpenAI GA names of
 // current servers and the names of release 0.28.0 and older. The client
-// takes either wherever it reads one, and each turn's record says which
+// takes either wherever it reads one, and each realtime turn's record says which
 // spelling the server used (results.WSTurn.Events).
 const (
 	evAudioDelta            = "response.output_audio.delta"
