@@ -24,8 +24,8 @@ const benchDefaultRate = 24000
 
 // The realtime audio events in their two spellings: the OpenAI GA names of
 // current servers and the names of release 0.28.0 and older. The client
-// takes either wherever it reads one, and each realtime turn's record says which
-// spelling the server used (results.WSTurn.Events).
+// takes either wherever it reads one, and each realtime turn's record says
+// which spelling the server used (results.WSTurn.Events).
 const (
 	evAudioDelta            = "response.output_audio.delta"
 	evAudioDone             = "response.output_audio.done"
