@@ -184,11 +184,26 @@ type WSTurn struct {
 	// backends define them (realtime only).
 	Bench *WSBench `json:"bench,omitempty"`
 
+	// Events is the spelling of the audio events the server sent in this
+	// realtime turn: EventsGA (response.output_audio.*) or EventsLegacy
+	// (response.audio.*); empty when none arrived, and on the other kinds.
+	// Servers of both ages run, and a result says which one it measured.
+	Events string `json:"events,omitempty"`
+
 	// CloseCode and CloseReason are the WebSocket close frame, on the
 	// record during which the connection ended (0: no close frame seen).
 	CloseCode   int    `json:"close_code,omitempty"`
 	CloseReason string `json:"close_reason,omitempty"`
 }
+
+// Spellings of the realtime audio events (WSTurn.Events). Servers since
+// September 2026 send the OpenAI GA names (response.output_audio.delta,
+// response.output_audio_transcript.delta and their .done events); release
+// 0.28.0 and older send response.audio.delta and so on.
+const (
+	EventsGA     = "ga"
+	EventsLegacy = "legacy"
+)
 
 // WSBench is one realtime turn measured as `vllm bench serve --omni`'s
 // openai-realtime backends measure it: the clock starts immediately before

@@ -46,6 +46,14 @@ type Config struct {
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
 	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
+	// DuplexOnly serves as a model with a duplex plugin is served: the
+	// duplex session (WS /v1/realtime?duplex=1 and WS /v1/duplex),
+	// /v1/models, /health and /metrics; every other turn-based route
+	// answers that it is not available (duplex.go).
+	DuplexOnly bool
+	// DuplexChat, with DuplexOnly, keeps POST /v1/chat/completions, as
+	// when the duplex plugin supports chat.
+	DuplexChat bool
 
 	// onSend, when set (this package's tests and benchmarks), is told each
 	// streamed event's scheduled time (wall clock) and how late it left.
@@ -225,6 +233,12 @@ func (c Config) validate() error {
 	}
 	if c.WS.MaxFrameBytes < 0 {
 		bad("WS.MaxFrameBytes: %d is negative", c.WS.MaxFrameBytes)
+	}
+	if e := c.WS.RealtimeEvents; e != RealtimeEventsGA && e != RealtimeEventsLegacy {
+		bad("--realtime-events: %q is neither %q nor %q", e, RealtimeEventsGA, RealtimeEventsLegacy)
+	}
+	if c.DuplexChat && !c.DuplexOnly {
+		bad("--duplex-chat: only with --duplex-only (every other server serves chat)")
 	}
 	if t.ChunkAudio > 0 && t.ChunkAudio.Seconds()*float64(c.SampleRate) < 1 {
 		bad("--chunk-audio: %v is shorter than one sample at %d Hz", t.ChunkAudio, c.SampleRate)

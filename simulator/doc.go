@@ -7,8 +7,10 @@
 // with text and audio events, POST /v1/audio/speech as a whole file, a raw
 // byte stream and SSE, the WebSocket endpoints WS /v1/audio/speech/stream
 // (ws_speech.go) and WS /v1/realtime?duplex=1 (realtime.go, a chat-fallback
-// OpenAI-Realtime session) with the timeouts and limits of WSConfig,
-// GET /v1/models, GET /health and GET /metrics. Its
+// OpenAI-Realtime session, also at its alias WS /v1/duplex) with the
+// timeouts and limits of WSConfig, GET /v1/models, GET /health and
+// GET /metrics; Config.DuplexOnly narrows this to what a duplex model's
+// server serves (duplex.go). Its
 // /metrics is fed by the shared metric core (omnimetrics) at the places where
 // the real server records each value (section 5), with requests bound to
 // replicas of a stage topology (thinker 0, talker 1, code2wav 2 by default).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +22,14 @@ import (
 // of vLLM-Omni's duplex session (WebSocket reference, section 9.4), as a
 // chat-fallback session: session.update opens it, conversation.item.create
 // adds user text to the history, response.create streams one chat reply as
-// text deltas and response.audio.delta events (each delta a whole WAV file,
+// text deltas and audio delta events (each delta a whole WAV file,
 // the chat path's audio chunk, although format says pcm16), ending with
 // response.done and rate_limits.updated. A response stays active until a
 // playback.ack covers it (playback policy ack_only).
+//
+// WS /v1/duplex is its alias (duplex.go). The audio events are sent in the
+// spelling WSConfig.RealtimeEvents chooses: the OpenAI GA names of current
+// servers (response.output_audio.delta and so on) or the older names.
 //
 // Without duplex=1 the plain realtime endpoint (audio in, section 9.3)
 // runs: see realtime_plain.go.
@@ -88,12 +93,21 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	q := r.URL.Query()
-	if !duplexQuery(q.Get("duplex")) {
+	switch {
+	case duplexQuery(q.Get("duplex")):
+		s.serveDuplex(ctx, c, q)
+	case s.cfg.DuplexOnly:
+		sendUnavailable(ctx, c, plainRealtimeUnavailable()) // duplex.go
+	default:
 		// The plain handler, as a server whose duplex capability is off
 		// for the request runs it (9.1): speech in, speech out.
 		s.servePlainRealtime(ctx, c)
-		return
 	}
+}
+
+// serveDuplex runs one duplex session on c (WS /v1/realtime?duplex=1 and
+// its alias WS /v1/duplex); q is the handshake's query.
+func (s *Server) serveDuplex(ctx context.Context, c *websocket.Conn, q url.Values) {
 	rc := &realtimeConn{s: s, ctx: ctx, c: c, model: s.cfg.Model, voice: DefaultVoice, idle: s.cfg.WS.RealtimeIdleTimeout}
 	rc.id = "sess-" + fmt.Sprintf("%016x", s.seq.Add(1))
 	if sid := q.Get("session_id"); sid != "" {
@@ -478,14 +492,53 @@ func (rc *realtimeConn) commit(r *realtimeResponse) {
 	}
 }
 
+// Spellings of the duplex session's audio events (WSConfig.RealtimeEvents).
+// Current servers send the OpenAI GA names; release 0.28.0 and older send
+// the names the Realtime beta used.
+const (
+	RealtimeEventsGA     = "ga"
+	RealtimeEventsLegacy = "legacy"
+)
+
+// realtimeAudioNames are the audio events of one spelling. A chat-fallback
+// response never sends the transcript's done event (its transcript stays
+// empty), so it has no name here.
+type realtimeAudioNames struct {
+	delta, transcriptDelta, done string
+}
+
+func audioNames(spelling string) realtimeAudioNames {
+	if spelling == RealtimeEventsLegacy {
+		return realtimeAudioNames{"response.audio.delta", "response.audio_transcript.delta", "response.audio.done"}
+	}
+	return realtimeAudioNames{"response.output_audio.delta", "response.output_audio_transcript.delta", "response.output_audio.done"}
+}
+
+// realtimeStream is one response's state while its chat reply streams.
+type realtimeStream struct {
+	rc     *realtimeConn
+	r      *realtimeResponse
+	j      *job
+	ctx    context.Context
+	epoch  int
+	itemID string
+	names  realtimeAudioNames
+	format wav.Format
+
+	text        strings.Builder
+	textStarted bool
+	pcm, file   []byte    // reused render and WAV buffers
+	arrivals    []float64 // the server's clock of each audio chunk
+	pcmBytes    []int
+}
+
 // respond streams one chat-fallback response (9.4.4).
 func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch int, prompt string) {
 	s := rc.s
-	words := strings.Fields(r.reply)
 	j := s.newJob(ctx, time.Now(), jobSpec{
 		endpoint:  "chat",
 		key:       prompt,
-		words:     words,
+		words:     strings.Fields(r.reply),
 		textOn:    true,
 		audioOn:   true,
 		audioText: r.reply,
@@ -494,81 +547,18 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		promptTok: promptTokens(utf8.RuneCountInString(prompt)),
 	})
 	defer j.release()
-	itemID := "item_" + r.id
-	ids := func(m map[string]any) map[string]any {
-		m["response_id"], m["item_id"], m["output_index"] = r.id, itemID, 0
-		return m
-	}
-	respObj := func(status string, output []any) map[string]any {
-		return map[string]any{"id": r.id, "object": "realtime.response", "status": status, "status_details": nil,
-			"output": output, "modalities": []string{"audio", "text"}}
-	}
-	rc.send(map[string]any{"type": "response.created", "response_id": r.id, "response": respObj("in_progress", []any{})})
-	item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}
-	for _, t := range []string{"conversation.item.added", "conversation.item.created"} {
-		rc.send(map[string]any{"type": t, "previous_item_id": r.prev, "item": item})
-	}
-	rc.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": 0, "item": item})
-	rc.send(ids(map[string]any{"type": "response.content_part.added", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
-
-	finish := func(status string) {
-		// From here a playback.ack commits the response: the client may
-		// answer response.done before this goroutine has sent its last event.
-		rc.respMu.Lock()
-		r.ended = true
-		if r.acked {
-			rc.commit(r)
-		}
-		rc.respMu.Unlock()
-		rc.send(map[string]any{"type": "response.done", "response_id": r.id, "response": respObj(status, []any{}),
-			"metadata": map[string]any{"type": "response.done", "session_id": rc.id, "response_id": r.id, "epoch": epoch}})
-		rc.send(map[string]any{"type": "rate_limits.updated", "rate_limits": []any{}})
-	}
+	st := &realtimeStream{rc: rc, r: r, j: j, ctx: ctx, epoch: epoch, itemID: "item_" + r.id,
+		names: audioNames(s.cfg.WS.RealtimeEvents), format: s.wavFormat()}
+	st.begin()
 	if j.plan.faults.http500 {
 		j.fail()
 		rc.sendError("internal_error", "simulated internal server error (fault injection: --fault-500)", "")
-		finish("failed")
+		st.finish("failed")
 		return
 	}
-	f := s.wavFormat()
 	// Each response is a streaming chat completion upstream: the chat path's
 	// TTFP and continuity families record it, on the server's clock.
-	sr := j.finalSR()
-	var arrivals []float64
-	var pcmBytes []int
-	var text strings.Builder
-	textStarted := false
-	var pcm, file []byte
-	err := j.run(func(ev *event) error {
-		if !ev.audio {
-			if !textStarted {
-				textStarted = true
-				rc.send(ids(map[string]any{"type": "response.content_part.added", "content_index": 1, "part": map[string]any{"type": "text", "text": ""}}))
-			}
-			text.WriteString(ev.word)
-			rc.send(ids(map[string]any{"type": "response.output_text.delta", "content_index": 1, "delta": ev.word}))
-			return ctx.Err()
-		}
-		pcm = j.render(pcm[:0], ev)
-		payload := pcm
-		if !rc.pcmOut {
-			// The chat path's audio chunk is a whole WAV file (9.4.5).
-			file = wav.AppendHeader(file[:0], f, uint32(len(pcm)))
-			file = append(file, pcm...)
-			payload = file
-		}
-		at := j.elapsed()
-		if len(arrivals) == 0 {
-			s.metrics.AudioFirstPacket(sr, at)
-		}
-		arrivals = append(arrivals, at)
-		pcmBytes = append(pcmBytes, len(pcm))
-		delta := string(appendBase64(make([]byte, 0, base64.StdEncoding.EncodedLen(len(payload))), payload, ev.corrupt))
-		rc.send(ids(map[string]any{"type": "response.audio.delta", "content_index": 0, "delta": delta, "format": "pcm16",
-			"metadata": map[string]any{"session_id": rc.id, "epoch": epoch}}))
-		rc.send(ids(map[string]any{"type": "response.audio_transcript.delta", "content_index": 0, "delta": ""}))
-		return ctx.Err()
-	})
+	err := j.run(st.event)
 	switch {
 	case err == nil:
 	case errors.Is(err, errFaultEvent):
@@ -576,7 +566,7 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		// A mid-stream chat error is forwarded as an unknown internal event.
 		rc.send(map[string]any{"type": "duplex.response.message", "event": map[string]any{"type": "response.message", "session_id": rc.id,
 			"response_id": r.id, "error": map[string]any{"message": "simulated mid-stream error (fault injection: --fault-error-event)", "type": "server_error"}}})
-		finish("failed")
+		st.finish("failed")
 		return
 	case errors.Is(err, errFaultDisconnect):
 		j.fail()
@@ -587,18 +577,126 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		return // the connection is gone
 	default:
 		j.fail()
-		finish("cancelled") // response.cancel
+		st.finish("cancelled") // response.cancel
 		return
 	}
-	s.metrics.AudioStreamingFinalize(sr, arrivals, pcmBytes, s.cfg.SampleRate)
+	s.metrics.AudioStreamingFinalize(j.finalSR(), st.arrivals, st.pcmBytes, s.cfg.SampleRate)
 	j.succeed()
-	rc.send(ids(map[string]any{"type": "response.audio.done", "content_index": 0}))
-	rc.send(ids(map[string]any{"type": "response.content_part.done", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
-	rc.send(ids(map[string]any{"type": "response.output_text.done", "content_index": 1, "text": text.String()}))
-	rc.send(ids(map[string]any{"type": "response.content_part.done", "content_index": 1, "part": map[string]any{"type": "text", "text": text.String()}}))
-	done := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": "completed",
-		"content": []any{map[string]any{"type": "output_audio", "transcript": ""}, map[string]any{"type": "output_text", "text": text.String()}}}
-	rc.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": 0, "item": done})
-	rc.send(map[string]any{"type": "conversation.item.done", "previous_item_id": r.prev, "item": done})
-	finish("completed")
+	st.complete()
+}
+
+// ids adds the ids every event about the assistant item carries.
+func (st *realtimeStream) ids(m map[string]any) map[string]any {
+	m["response_id"], m["item_id"], m["output_index"] = st.r.id, st.itemID, 0
+	return m
+}
+
+// response is the response object of response.created and response.done.
+func (st *realtimeStream) response(status string, output []any) map[string]any {
+	return map[string]any{"id": st.r.id, "object": "realtime.response", "status": status, "status_details": nil,
+		"output": output, "modalities": []string{"audio", "text"}}
+}
+
+// item is the assistant item with what it holds so far.
+func (st *realtimeStream) item(status string) map[string]any {
+	return map[string]any{"id": st.itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": status,
+		"content": []any{map[string]any{"type": "output_audio", "transcript": ""}, map[string]any{"type": "output_text", "text": st.text.String()}}}
+}
+
+// begin sends the events that open a response, up to its audio part.
+func (st *realtimeStream) begin() {
+	rc, r := st.rc, st.r
+	rc.send(map[string]any{"type": "response.created", "response_id": r.id, "response": st.response("in_progress", []any{})})
+	item := map[string]any{"id": st.itemID, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}
+	for _, t := range []string{"conversation.item.added", "conversation.item.created"} {
+		rc.send(map[string]any{"type": t, "previous_item_id": r.prev, "item": item})
+	}
+	rc.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": 0, "item": item})
+	rc.send(st.ids(map[string]any{"type": "response.content_part.added", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
+}
+
+// event sends one event of the chat reply: a text delta, or an audio delta
+// followed by its empty transcript delta.
+func (st *realtimeStream) event(ev *event) error {
+	rc, j := st.rc, st.j
+	if !ev.audio {
+		if !st.textStarted {
+			st.textStarted = true
+			rc.send(st.ids(map[string]any{"type": "response.content_part.added", "content_index": 1, "part": map[string]any{"type": "text", "text": ""}}))
+		}
+		st.text.WriteString(ev.word)
+		rc.send(st.ids(map[string]any{"type": "response.output_text.delta", "content_index": 1, "delta": ev.word}))
+		return st.ctx.Err()
+	}
+	st.pcm = j.render(st.pcm[:0], ev)
+	payload := st.pcm
+	if !rc.pcmOut {
+		// The chat path's audio chunk is a whole WAV file (9.4.5).
+		st.file = wav.AppendHeader(st.file[:0], st.format, uint32(len(st.pcm)))
+		st.file = append(st.file, st.pcm...)
+		payload = st.file
+	}
+	at := j.elapsed()
+	if len(st.arrivals) == 0 {
+		rc.s.metrics.AudioFirstPacket(j.finalSR(), at)
+	}
+	st.arrivals = append(st.arrivals, at)
+	st.pcmBytes = append(st.pcmBytes, len(st.pcm))
+	delta := string(appendBase64(make([]byte, 0, base64.StdEncoding.EncodedLen(len(payload))), payload, ev.corrupt))
+	rc.send(st.ids(map[string]any{"type": st.names.delta, "content_index": 0, "delta": delta, "format": "pcm16",
+		"metadata": map[string]any{"session_id": rc.id, "epoch": st.epoch}}))
+	rc.send(st.ids(map[string]any{"type": st.names.transcriptDelta, "content_index": 0, "delta": ""}))
+	return st.ctx.Err()
+}
+
+// complete sends the events that close a finished response's parts and
+// item, then response.done.
+func (st *realtimeStream) complete() {
+	rc, text := st.rc, st.text.String()
+	rc.send(st.ids(map[string]any{"type": st.names.done, "content_index": 0}))
+	rc.send(st.ids(map[string]any{"type": "response.content_part.done", "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}}))
+	rc.send(st.ids(map[string]any{"type": "response.output_text.done", "content_index": 1, "text": text}))
+	rc.send(st.ids(map[string]any{"type": "response.content_part.done", "content_index": 1, "part": map[string]any{"type": "text", "text": text}}))
+	done := st.item("completed")
+	rc.send(map[string]any{"type": "response.output_item.done", "response_id": st.r.id, "output_index": 0, "item": done})
+	rc.send(map[string]any{"type": "conversation.item.done", "previous_item_id": st.r.prev, "item": done})
+	st.finish("completed")
+}
+
+// finish sends response.done and rate_limits.updated. As upstream's, the
+// response object carries the assistant item in output and the session's
+// internal done event as its metadata.
+func (st *realtimeStream) finish(status string) {
+	rc, r := st.rc, st.r
+	// From here a playback.ack commits the response: the client may
+	// answer response.done before this goroutine has sent its last event.
+	rc.respMu.Lock()
+	r.ended = true
+	if r.acked {
+		rc.commit(r)
+	}
+	rc.respMu.Unlock()
+	itemStatus := "completed"
+	if status != "completed" {
+		itemStatus = "incomplete"
+	}
+	resp := st.response(status, []any{st.item(itemStatus)})
+	resp["metadata"] = map[string]any{"type": "response.done", "session_id": rc.id, "response_id": r.id, "epoch": st.epoch,
+		"committed": status == "completed", "playback": st.playback()}
+	rc.send(map[string]any{"type": "response.done", "response_id": r.id, "response": resp})
+	rc.send(map[string]any{"type": "rate_limits.updated", "rate_limits": []any{}})
+}
+
+// playback is the session's playback ledger at response.done: the audio
+// generated and sent; none of it played or committed until a playback.ack.
+func (st *realtimeStream) playback() map[string]any {
+	var bytes int
+	for _, n := range st.pcmBytes {
+		bytes += n
+	}
+	ms := 0.0
+	if perS := st.format.BytesPerFrame() * st.format.SampleRate; perS > 0 {
+		ms = float64(bytes) * 1000 / float64(perS)
+	}
+	return map[string]any{"generated_ms": ms, "sent_ms": ms, "played_ms": 0, "committed_ms": 0}
 }

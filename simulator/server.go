@@ -98,10 +98,12 @@ func (s *Server) Metrics() *omnimetrics.Metrics { return s.metrics }
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, s.http.instrument(pattern, h)) }
-	handle("/v1/chat/completions", s.track(s.handleChat))
-	handle("/v1/audio/speech", s.track(s.handleSpeech))
-	handle("/v1/audio/speech/stream", s.track(s.handleSpeechStream))
+	turn := s.turnRoutes() // duplex.go: a duplex-only server answers "not available" on most
+	handle("/v1/chat/completions", s.track(turn.chat))
+	handle("/v1/audio/speech", s.track(turn.speech))
+	handle("/v1/audio/speech/stream", s.track(turn.speechStream))
 	handle("/v1/realtime", s.track(s.handleRealtime))
+	handle("/v1/duplex", s.track(s.handleDuplex))
 	handle("/v1/models", s.track(s.handleModels))
 	handle("/health", s.track(s.handleHealth))
 	handle("/metrics", s.metricsHandler())

@@ -31,6 +31,11 @@ type WSConfig struct {
 	// NoForcedAligner makes word_timestamps fail as on a server started
 	// without --forced-aligner. By default the simulator has an aligner.
 	NoForcedAligner bool
+	// RealtimeEvents is the spelling of the duplex session's audio events:
+	// RealtimeEventsGA (the default: response.output_audio.*, as current
+	// servers send) or RealtimeEventsLegacy (response.audio.*, release
+	// 0.28.0 and older).
+	RealtimeEvents string
 }
 
 // Upstream values of WSConfig.
@@ -54,6 +59,9 @@ func (c WSConfig) withDefaults() WSConfig {
 	set(&c.RealtimeIdleTimeout, defaultRealtimeIdleTimeout)
 	if c.MaxFrameBytes == 0 {
 		c.MaxFrameBytes = defaultWSMaxFrameBytes
+	}
+	if c.RealtimeEvents == "" {
+		c.RealtimeEvents = RealtimeEventsGA
 	}
 	return c
 }

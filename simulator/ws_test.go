@@ -287,11 +287,27 @@ func TestSpeechStreamGenerationFailure(t *testing.T) {
 // (event_id everywhere, server_event_seq from 1 after session.created),
 // the event order of one text-in/audio-out turn, WAV files in pcm16 deltas
 // without sample_rate_hz, the empty transcript delta after every audio
-// delta, response.done then rate_limits.updated, playback.ack and
-// session.close.
+// delta, response.done (the assistant item in response.output, the
+// internal done event as response.metadata) then rate_limits.updated,
+// playback.ack and session.close. The audio events come in each spelling:
+// the GA names of current servers (the default) and release 0.28.0's.
 func TestRealtimeTranscript(t *testing.T) {
-	run := wsSim(t, nil)
-	w := dialWS(t, run, "/v1/realtime?duplex=1")
+	for _, tc := range []struct{ events, audio string }{
+		{"", "response.output_audio"},
+		{RealtimeEventsGA, "response.output_audio"},
+		{RealtimeEventsLegacy, "response.audio"},
+	} {
+		t.Run("events="+tc.events, func(t *testing.T) {
+			run := wsSim(t, func(c *Config) { c.WS.RealtimeEvents = tc.events })
+			realtimeTranscript(t, dialWS(t, run, "/v1/realtime?duplex=1"), tc.audio)
+		})
+	}
+}
+
+// realtimeTranscript runs transcript C on w, whose audio events start with
+// audio ("response.output_audio" or "response.audio").
+func realtimeTranscript(t *testing.T, w *wsTest, audio string) {
+	t.Helper()
 	w.send(`{"type":"session.update","session":{"model":"` + DefaultModel + `","modalities":["audio","text"],"output_audio_format":"pcm16","turn_detection":null,"session_id":"seed-tts-0","extra_body":{"minicpmo45_native_duplex":false}}}`)
 	created := w.expect("session.created")
 	if created["server_event_seq"] != nil || !strings.HasPrefix(created["event_id"].(string), "event_") {
@@ -326,40 +342,38 @@ func TestRealtimeTranscript(t *testing.T) {
 		next(typ)
 	}
 	var text strings.Builder
-	audio := 0
+	deltas := 0
 	var m map[string]any
 	for {
 		m = w.next()
 		seq++
-		if m["type"] == "response.audio.done" {
+		if m["type"] == audio+".done" {
 			break
 		}
 		switch m["type"] {
 		case "response.content_part.added":
 		case "response.output_text.delta":
 			text.WriteString(m["delta"].(string))
-		case "response.audio.delta":
-			audio++
+		case audio + ".delta":
+			deltas++
 			if !strings.HasPrefix(m["delta"].(string), "UklGR") || m["format"] != "pcm16" || m["sample_rate_hz"] != nil || m["response_id"] != rid {
 				t.Fatalf("audio delta %.200v", m)
 			}
-			if tr := w.expect("response.audio_transcript.delta"); tr["delta"] != "" {
+			if tr := w.expect(audio + "_transcript.delta"); tr["delta"] != "" {
 				t.Fatalf("transcript delta %v", tr)
 			}
 			seq++
 		default:
-			t.Fatalf("unexpected %v", m)
+			t.Fatalf("unexpected %.300v", m)
 		}
 	}
-	if text.String() != "The quick brown fox." || audio == 0 {
-		t.Fatalf("text %q, %d audio deltas", text.String(), audio)
+	if text.String() != "The quick brown fox." || deltas == 0 {
+		t.Fatalf("text %q, %d audio deltas", text.String(), deltas)
 	}
 	for _, typ := range []string{"response.content_part.done", "response.output_text.done", "response.content_part.done", "response.output_item.done", "conversation.item.done"} {
 		w.expect(typ)
 	}
-	if d := w.expect("response.done"); d["response"].(map[string]any)["status"] != "completed" {
-		t.Fatalf("%v", d)
-	}
+	checkResponseDone(t, w.expect("response.done"), rid, "completed", "The quick brown fox.")
 	w.expect("rate_limits.updated")
 	// A second response before the first was acknowledged is refused.
 	w.send(`{"type":"response.create"}`)
@@ -374,6 +388,30 @@ func TestRealtimeTranscript(t *testing.T) {
 	w.expect("session.closed")
 	if code := w.closed(); code != websocket.StatusNormalClosure {
 		t.Errorf("close %d", code)
+	}
+}
+
+// checkResponseDone checks response.done's shape: the response object with
+// its status, the assistant item (with the reply's text) in output, and
+// the internal done event as metadata; nothing of it at the top level.
+func checkResponseDone(t *testing.T, d map[string]any, rid, status, text string) {
+	t.Helper()
+	resp, _ := d["response"].(map[string]any)
+	if d["response_id"] != rid || resp == nil || resp["id"] != rid || resp["status"] != status || d["metadata"] != nil {
+		t.Fatalf("response.done %v", d)
+	}
+	output, _ := resp["output"].([]any)
+	if len(output) != 1 {
+		t.Fatalf("response.done output %v, want the assistant item", resp["output"])
+	}
+	item := output[0].(map[string]any)
+	content, _ := item["content"].([]any)
+	if item["id"] != "item_"+rid || item["role"] != "assistant" || len(content) != 2 || content[1].(map[string]any)["text"] != text {
+		t.Fatalf("response.done item %v", item)
+	}
+	meta, _ := resp["metadata"].(map[string]any)
+	if meta == nil || meta["type"] != "response.done" || meta["response_id"] != rid || meta["session_id"] == nil || meta["epoch"] == nil || meta["playback"] == nil {
+		t.Fatalf("response.done metadata %v", resp["metadata"])
 	}
 }
 

@@ -69,6 +69,14 @@ func FuzzRealtimeEvent(f *testing.F) {
 		`{"type":"duplex.response.message","event":{"error":{"message":"chat failed"}}}`,
 		`{"type":"response.audio.delta","delta":"UklGRgAAAABXQVZF"}`,
 		`{"type":""}`, `7`, `{"type":"response.done","response":null}`,
+		// The GA spelling of current servers.
+		`{"type":"response.output_audio.delta","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0,"delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"pcm16"}`,
+		`{"type":"response.output_audio.delta","delta":"AAAA","sample_rate_hz":24000,"metadata":{"audio_duration_ms":42}}`,
+		`{"type":"response.output_audio_transcript.delta","response_id":"resp-1","delta":"The quick"}`,
+		`{"type":"response.output_audio.done","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0}`,
+		`{"type":"response.output_audio_transcript.done","response_id":"resp-1","transcript":"The quick"}`,
+		`{"type":"response.done","response_id":"resp-1","response":{"id":"resp-1","object":"realtime.response","status":"completed","output":[{"id":"item_resp-1","type":"message","role":"assistant","status":"completed"}],"metadata":{"type":"response.done","epoch":0}}}`,
+		`{"type":"response.output_audio.delta","delta":"!!"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -91,6 +99,9 @@ func FuzzRealtimeEvent(f *testing.F) {
 		checkTimeline(t, rec)
 		if rt.benchBytes < 0 {
 			t.Fatalf("bench bytes %d", rt.benchBytes)
+		}
+		if e := rec.WS.Events; e != "" && e != results.EventsGA && e != results.EventsLegacy {
+			t.Fatalf("events spelling %q", e)
 		}
 	})
 }

@@ -22,6 +22,33 @@ import (
 // delta states sample_rate_hz (chat-fallback sessions never do).
 const benchDefaultRate = 24000
 
+// The realtime audio events in their two spellings: the OpenAI GA names of
+// current servers and the names of release 0.28.0 and older. The client
+// takes either wherever it reads one, and each realtime turn's record says
+// which spelling the server used (results.WSTurn.Events).
+const (
+	evAudioDelta            = "response.output_audio.delta"
+	evAudioDone             = "response.output_audio.done"
+	evTranscriptDelta       = "response.output_audio_transcript.delta"
+	evTranscriptDone        = "response.output_audio_transcript.done"
+	evLegacyAudioDelta      = "response.audio.delta"
+	evLegacyAudioDone       = "response.audio.done"
+	evLegacyTranscriptDelta = "response.audio_transcript.delta"
+	evLegacyTranscriptDone  = "response.audio_transcript.done"
+)
+
+// eventSpelling is the spelling of a realtime audio event's type
+// (results.EventsGA or results.EventsLegacy), "" for any other event.
+func eventSpelling(typ string) string {
+	switch typ {
+	case evAudioDelta, evAudioDone, evTranscriptDelta, evTranscriptDone:
+		return results.EventsGA
+	case evLegacyAudioDelta, evLegacyAudioDone, evLegacyTranscriptDelta, evLegacyTranscriptDone:
+		return results.EventsLegacy
+	}
+	return ""
+}
+
 // realtimeMsg is what the client reads of a Realtime server event (9.4.2,
 // 9.4.4, 9.4.5).
 type realtimeMsg struct {
@@ -357,17 +384,20 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		rt.rid = rid
 	}
 	ours := rid == "" || rid == rt.rid
+	if ours {
+		rt.noteSpelling(ev.Type)
+	}
 	off := m.at.Sub(rt.t0).Seconds()
 	switch ev.Type {
 	case "error":
 		// Any error fails the session, as it fails the benchmark's.
 		return false, fatal(results.ErrStreamError, "event %d: server error: %s", rt.events, errorText(ev.Error, ev.Code))
-	case "response.audio.delta":
+	case evAudioDelta, evLegacyAudioDelta:
 		if !ours {
 			return false, nil
 		}
 		return false, rt.audio(ev, m.at, off)
-	case "response.audio_transcript.delta", "response.output_text.delta", "response.text.delta":
+	case evTranscriptDelta, evLegacyTranscriptDelta, "response.output_text.delta", "response.text.delta":
 		if ours && ev.Delta != nil && *ev.Delta != "" {
 			rt.text(*ev.Delta, m.at, off)
 		}
@@ -395,7 +425,14 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 	return false, nil
 }
 
-// audio handles one response.audio.delta: the benchmark's figures count
+// noteSpelling records the spelling of the turn's first audio event.
+func (rt *realtimeTurn) noteSpelling(typ string) {
+	if sp := eventSpelling(typ); sp != "" && rt.rec.WS != nil && rt.rec.WS.Events == "" {
+		rt.rec.WS.Events = sp
+	}
+}
+
+// audio handles one audio delta (either spelling): the benchmark's figures count
 // every decoded byte; omnibench's count the PCM after any WAV header.
 func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failure {
 	b64 := ev.audioB64()
@@ -404,7 +441,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 	}
 	data, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return fatal(results.ErrMalformed, "event %d: response.audio.delta: bad base64: %v", rt.events, err)
+		return fatal(results.ErrMalformed, "event %d: %s: bad base64: %v", rt.events, ev.Type, err)
 	}
 	if ev.SampleRateHz != nil && *ev.SampleRateHz > 0 {
 		rt.ss.benchRate = *ev.SampleRateHz
@@ -426,7 +463,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		// The chat-fallback caveat (9.4.5): each delta is a whole WAV file
 		// although format says pcm16.
 		if f, pcm, err = wav.Decode(data); err != nil {
-			return fatal(results.ErrMalformed, "event %d: response.audio.delta: a WAV file that does not parse: %v", rt.events, err)
+			return fatal(results.ErrMalformed, "event %d: %s: a WAV file that does not parse: %v", rt.events, ev.Type, err)
 		}
 	} else {
 		rate := rt.sess.PCMSampleRate
@@ -438,7 +475,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		}
 		f = wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}
 		if len(pcm)%2 != 0 {
-			return fatal(results.ErrMalformed, "event %d: response.audio.delta: %d bytes is not whole pcm16 samples", rt.events, len(pcm))
+			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.Type, len(pcm))
 		}
 	}
 	if len(pcm) == 0 {

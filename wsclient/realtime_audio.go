@@ -23,6 +23,9 @@ import (
 // transcription.delta and response.audio.delta (field "audio") until
 // response.audio.done. The record's offsets count from the final commit,
 // the listener's end of speech; TTFP from the first append is kept beside.
+// The audio events are read in either spelling (response.output_audio.*
+// too), as on the duplex endpoint; the record names no spelling, since only
+// the duplex session's events were renamed upstream.
 
 // InputSampleRate is the only input rate plain realtime takes: PCM16 mono
 // at 16 kHz.
@@ -221,7 +224,7 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 			return false, nil
 		}
 		return false, fatal(results.ErrStreamError, "event %d: server error: %s", at.events, msg)
-	case "response.audio.delta":
+	case evAudioDelta, evLegacyAudioDelta:
 		before := rec.AudioBytes
 		if f := at.audio(ev, m.at, off); f != nil {
 			return false, f
@@ -233,11 +236,11 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 		if ev.Delta != nil && *ev.Delta != "" {
 			at.text(*ev.Delta, m.at, off)
 		}
-	case "response.audio.done":
+	case evAudioDone, evLegacyAudioDone:
 		at.hasAudio = ev.HasAudio
 		rec.E2ES = off
 		if at.failed == nil && rec.AudioBytes == 0 {
-			return true, fail(results.ErrStreamError, "event %d: response.audio.done without any audio (has_audio %s)", at.events, boolText(ev.HasAudio))
+			return true, fail(results.ErrStreamError, "event %d: %s without any audio (has_audio %s)", at.events, ev.Type, boolText(ev.HasAudio))
 		}
 		return true, nil
 	}

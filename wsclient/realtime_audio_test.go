@@ -154,6 +154,9 @@ func TestTranscriptB(t *testing.T) {
 		if r.AudioBytes != 19200 || r.AudioDurationS != 0.4 || r.TextChars != 9 || len(r.TextGapsS) != 1 {
 			t.Errorf("record %d: %d bytes, %v s, %d chars, %d gaps", i, r.AudioBytes, r.AudioDurationS, r.TextChars, len(r.TextGapsS))
 		}
+		if r.WS.Events != "" {
+			t.Errorf("record %d: events %q; realtime-audio records name no spelling", i, r.WS.Events)
+		}
 	}
 }
 
@@ -240,6 +243,8 @@ func FuzzRealtimeAudioEvent(f *testing.F) {
 		`{"type":"transcription.done","text":"x","usage":{"prompt_tokens":1}}`,
 		`{"type": "response.audio.done", "has_audio": true}`,
 		`{"type":"response.audio.done","has_audio":"yes"}`,
+		`{"type":"response.output_audio.delta","audio":"AAAAAA==","format":"pcm16","sample_rate_hz":24000}`,
+		`{"type":"response.output_audio.done","has_audio":true}`,
 		`{"type":"error","error":"Invalid audio data","code":"invalid_audio"}`,
 		`{"type":"error","error":{"message":"m"},"code":null}`,
 		`{}`, `[]`, `null`,

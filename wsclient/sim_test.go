@@ -213,31 +213,53 @@ func TestSpeechStreamTextRate(t *testing.T) {
 	}
 }
 
+// TestRealtimeMultiTurn runs a three-turn session against the simulator
+// sending the audio events in each spelling, on the duplex endpoint and on
+// its alias /v1/duplex: every turn has its audio, and its record says which
+// spelling the server used.
 func TestRealtimeMultiTurn(t *testing.T) {
-	sim := fastSim(t, nil)
-	c := newClient(t, sim.URL, Options{})
-	recs := runSession(t, c, Session{Seq: 3, Kind: results.KindRealtime, Texts: texts})
-	for i, r := range recs {
-		checkAudioRecord(t, r, i)
-		if r.TTFTS <= 0 || r.TextChars != len([]rune(texts[i])) {
-			t.Errorf("turn %d: ttft %v, %d text chars, want %d", i, r.TTFTS, r.TextChars, len([]rune(texts[i])))
-		}
-		b := r.WS.Bench
-		if b == nil || b.RTF == nil || b.TTFTS == nil {
-			t.Fatalf("turn %d: bench %+v", i, b)
-		}
-		// Every delta is a WAV file: the benchmark counts its 44-byte header
-		// as audio, and its first audio is the same delta as ours.
-		wantDur := float64(r.AudioBytes+44*int64(len(r.ChunkBytes))) / 48000
-		if d := b.AudioDurationS - wantDur; d > 1e-9 || d < -1e-9 {
-			t.Errorf("turn %d: bench duration %v, want %v", i, b.AudioDurationS, wantDur)
-		}
-		if b.TTFPS != r.TTFPS {
-			t.Errorf("turn %d: bench TTFP %v, ours %v", i, b.TTFPS, r.TTFPS)
-		}
+	for _, tc := range []struct{ events, endpoint, want string }{
+		{simulator.RealtimeEventsGA, "", results.EventsGA},
+		{simulator.RealtimeEventsLegacy, "", results.EventsLegacy},
+		{simulator.RealtimeEventsGA, "/v1/duplex", results.EventsGA},
+	} {
+		t.Run(tc.events+tc.endpoint, func(t *testing.T) {
+			sim := fastSim(t, func(c *simulator.Config) { c.WS.RealtimeEvents = tc.events })
+			c := newClient(t, sim.URL, Options{})
+			recs := runSession(t, c, Session{Seq: 3, Kind: results.KindRealtime, Endpoint: tc.endpoint, Texts: texts})
+			for i, r := range recs {
+				checkRealtimeTurn(t, r, i)
+				if r.WS.Events != tc.want {
+					t.Errorf("turn %d: events %q, want %q", i, r.WS.Events, tc.want)
+				}
+			}
+			if recs[2].WS.CloseCode != 1000 {
+				t.Errorf("close code %d", recs[2].WS.CloseCode)
+			}
+		})
 	}
-	if recs[2].WS.CloseCode != 1000 {
-		t.Errorf("close code %d", recs[2].WS.CloseCode)
+}
+
+// checkRealtimeTurn checks turn i of a realtime session against the
+// simulator: its audio and text, and the benchmark's figures beside ours.
+func checkRealtimeTurn(t *testing.T, r *results.Record, i int) {
+	t.Helper()
+	checkAudioRecord(t, r, i)
+	if r.TTFTS <= 0 || r.TextChars != len([]rune(texts[i])) {
+		t.Errorf("turn %d: ttft %v, %d text chars, want %d", i, r.TTFTS, r.TextChars, len([]rune(texts[i])))
+	}
+	b := r.WS.Bench
+	if b == nil || b.RTF == nil || b.TTFTS == nil {
+		t.Fatalf("turn %d: bench %+v", i, b)
+	}
+	// Every delta is a WAV file: the benchmark counts its 44-byte header
+	// as audio, and its first audio is the same delta as ours.
+	wantDur := float64(r.AudioBytes+44*int64(len(r.ChunkBytes))) / 48000
+	if d := b.AudioDurationS - wantDur; d > 1e-9 || d < -1e-9 {
+		t.Errorf("turn %d: bench duration %v, want %v", i, b.AudioDurationS, wantDur)
+	}
+	if b.TTFPS != r.TTFPS {
+		t.Errorf("turn %d: bench TTFP %v, ours %v", i, b.TTFPS, r.TTFPS)
 	}
 }
 

@@ -336,8 +336,13 @@ func TestUnauthorized(t *testing.T) {
 }
 
 // realtimeTurnScript answers one turn as transcript C does, with the audio
-// deltas given (base64 payloads) and extra fields on each delta.
-func realtimeTurnScript(tc *tinyConn, n int, deltas []string, extra func(i int) string) string {
+// deltas given (base64 payloads) and extra fields on each delta. The audio
+// events have the names of spelling (results.EventsGA or EventsLegacy).
+func realtimeTurnScript(tc *tinyConn, n int, spelling string, deltas []string, extra func(i int) string) string {
+	audio := "response.audio" // release 0.28.0 and older
+	if spelling == results.EventsGA {
+		audio = "response.output_audio"
+	}
 	item := tc.expect("conversation.item.create")
 	parts := item["item"].(map[string]any)["content"].([]any)
 	text := parts[0].(map[string]any)["text"].(string)
@@ -358,10 +363,10 @@ func realtimeTurnScript(tc *tinyConn, n int, deltas []string, extra func(i int) 
 	ev(fmt.Sprintf(`{"type":"response.content_part.added","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0,"part":{"type":"audio","transcript":""}}`, rid, rid))
 	ev(fmt.Sprintf(`{"type":"response.output_text.delta","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":1,"delta":%q}`, rid, rid, text))
 	for i, d := range deltas {
-		ev(fmt.Sprintf(`{"type":"response.audio.delta","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0,"delta":%q,"format":"pcm16"%s}`, rid, rid, d, extra(i)))
-		ev(fmt.Sprintf(`{"type":"response.audio_transcript.delta","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0,"delta":""}`, rid, rid))
+		ev(fmt.Sprintf(`{"type":"%s.delta","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0,"delta":%q,"format":"pcm16"%s}`, audio, rid, rid, d, extra(i)))
+		ev(fmt.Sprintf(`{"type":"%s_transcript.delta","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0,"delta":""}`, audio, rid, rid))
 	}
-	ev(fmt.Sprintf(`{"type":"response.audio.done","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0}`, rid, rid))
+	ev(fmt.Sprintf(`{"type":"%s.done","response_id":%q,"item_id":"item_%s","output_index":0,"content_index":0}`, audio, rid, rid))
 	ev(fmt.Sprintf(`{"type":"response.done","response_id":%q,"response":{"id":%q,"object":"realtime.response","status":"completed","status_details":null,"output":[]}}`, rid, rid))
 	ev(`{"type":"rate_limits.updated","rate_limits":[]}`)
 	return rid
@@ -372,63 +377,72 @@ func b64(p []byte) string { return base64.StdEncoding.EncodeToString(p) }
 // TestTranscriptC is transcript C: a chat-fallback session whose deltas are
 // WAV files in "pcm16", two turns, playback.ack after each, session.close.
 // The first delta of each turn is a bare WAV header: the benchmark's TTFP
-// counts it, omnibench's waits for the first sample.
+// counts it, omnibench's waits for the first sample. The server sends the
+// audio events in each spelling in turn: current servers' GA names and
+// release 0.28.0's; the record says which one it got.
 func TestTranscriptC(t *testing.T) {
-	f := wav.Format{SampleRate: 24000, Channels: 1, BitsPerSample: 16}
-	header := wav.Encode(f, nil)
-	chunk := wav.Encode(f, make([]byte, 4800))
-	acks := make(chan map[string]any, 2)
-	url := tinyServer(t, func(tc *tinyConn) {
-		up := tc.expect("session.update")["session"].(map[string]any)
-		eb := up["extra_body"].(map[string]any)
-		if v, ok := up["turn_detection"]; !ok || v != nil || eb["minicpmo45_native_duplex"] != false || eb["task_type"] != "Base" || up["playback_commit_policy"] != "ack_only" {
-			t.Errorf("session.update %v", up)
-		}
-		tc.text(`{"type":"session.created","session":{"object":"realtime.session","id":"seed-tts-0","state":"open"},"event_id":"event_1"}`)
-		tc.text(`{"type":"session.updated","session":{"id":"seed-tts-0"},"event_id":"event_2","server_event_seq":1}`)
-		for n := 0; n < 2; n++ {
-			rid := realtimeTurnScript(tc, n, []string{b64(header), b64(chunk), b64(chunk)}, func(int) string {
-				return `,"metadata":{"session_id":"seed-tts-0","epoch":0}`
+	for _, spelling := range []string{results.EventsLegacy, results.EventsGA} {
+		t.Run(spelling, func(t *testing.T) {
+			f := wav.Format{SampleRate: 24000, Channels: 1, BitsPerSample: 16}
+			header := wav.Encode(f, nil)
+			chunk := wav.Encode(f, make([]byte, 4800))
+			acks := make(chan map[string]any, 2)
+			url := tinyServer(t, func(tc *tinyConn) {
+				up := tc.expect("session.update")["session"].(map[string]any)
+				eb := up["extra_body"].(map[string]any)
+				if v, ok := up["turn_detection"]; !ok || v != nil || eb["minicpmo45_native_duplex"] != false || eb["task_type"] != "Base" || up["playback_commit_policy"] != "ack_only" {
+					t.Errorf("session.update %v", up)
+				}
+				tc.text(`{"type":"session.created","session":{"object":"realtime.session","id":"seed-tts-0","state":"open"},"event_id":"event_1"}`)
+				tc.text(`{"type":"session.updated","session":{"id":"seed-tts-0"},"event_id":"event_2","server_event_seq":1}`)
+				for n := 0; n < 2; n++ {
+					rid := realtimeTurnScript(tc, n, spelling, []string{b64(header), b64(chunk), b64(chunk)}, func(int) string {
+						return `,"metadata":{"session_id":"seed-tts-0","epoch":0}`
+					})
+					ack := tc.expect("playback.ack")
+					if ack["response_id"] != rid || ack["item_id"] != "item_"+rid {
+						t.Errorf("playback.ack %v for %s", ack, rid)
+					}
+					acks <- ack
+					tc.text(`{"type":"playback.acknowledged","event":{"type":"playback.acknowledged"}}`)
+				}
+				tc.expect("session.close")
+				tc.text(`{"type":"session.closed","event":{"type":"session.closed","session_id":"seed-tts-0"}}`)
+				_ = tc.c.Close(websocket.StatusNormalClosure, "")
 			})
-			ack := tc.expect("playback.ack")
-			if ack["response_id"] != rid || ack["item_id"] != "item_"+rid {
-				t.Errorf("playback.ack %v for %s", ack, rid)
+			c := tinyClient(t, url, testKey)
+			recs := runSession(t, c, Session{Kind: results.KindRealtime, Texts: []string{"The quick brown fox.", "Jumps over."}, Extra: map[string]any{"task_type": "Base"}})
+			for i, r := range recs {
+				if !r.OK() {
+					t.Fatalf("turn %d: %s: %s", i, r.ErrorClass, r.Error)
+				}
+				b := r.WS.Bench
+				if b == nil || r.WS.Events != spelling {
+					t.Fatalf("turn %d: %d audio bytes, bench %+v, events %q, want %q", i, r.AudioBytes, b, r.WS.Events, spelling)
+				}
+				// Ours: 2 x 4800 PCM bytes = 0.2 s. The benchmark's: every byte of
+				// the three files, 44 + 2 x 4844 = 9732 bytes = 0.20275 s.
+				if r.AudioBytes != 9600 || r.AudioDurationS != 0.2 || b.AudioDurationS != 0.20275 {
+					t.Errorf("turn %d: %d bytes, %v s; bench %v s", i, r.AudioBytes, r.AudioDurationS, b.AudioDurationS)
+				}
+				if !(b.TTFPS > 0 && b.TTFPS <= r.TTFPS) || b.GenerationS != r.LastAudioS {
+					t.Errorf("turn %d: bench TTFP %v vs ours %v; generation %v vs last audio %v", i, b.TTFPS, r.TTFPS, b.GenerationS, r.LastAudioS)
+				}
+				if want := BenchRTF(r.LastAudioS, 0.20275); *b.RTF != *want {
+					t.Errorf("turn %d: bench RTF %v, want %v", i, *b.RTF, *want)
+				}
+				if b.TTFTS == nil || *b.TTFTS != r.TTFTS || r.TextChars != len([]rune([]string{"The quick brown fox.", "Jumps over."}[i])) {
+					t.Errorf("turn %d: ttft %v / %v, %d chars", i, b.TTFTS, r.TTFTS, r.TextChars)
+				}
 			}
-			acks <- ack
-			tc.text(`{"type":"playback.acknowledged","event":{"type":"playback.acknowledged"}}`)
-		}
-		tc.expect("session.close")
-		tc.text(`{"type":"session.closed","event":{"type":"session.closed","session_id":"seed-tts-0"}}`)
-		_ = tc.c.Close(websocket.StatusNormalClosure, "")
-	})
-	c := tinyClient(t, url, testKey)
-	recs := runSession(t, c, Session{Kind: results.KindRealtime, Texts: []string{"The quick brown fox.", "Jumps over."}, Extra: map[string]any{"task_type": "Base"}})
-	for i, r := range recs {
-		if !r.OK() {
-			t.Fatalf("turn %d: %s: %s", i, r.ErrorClass, r.Error)
-		}
-		b := r.WS.Bench
-		// Ours: 2 x 4800 PCM bytes = 0.2 s. The benchmark's: every byte of
-		// the three files, 44 + 2 x 4844 = 9732 bytes = 0.20275 s.
-		if r.AudioBytes != 9600 || r.AudioDurationS != 0.2 || b.AudioDurationS != 0.20275 {
-			t.Errorf("turn %d: %d bytes, %v s; bench %v s", i, r.AudioBytes, r.AudioDurationS, b.AudioDurationS)
-		}
-		if !(b.TTFPS > 0 && b.TTFPS <= r.TTFPS) || b.GenerationS != r.LastAudioS {
-			t.Errorf("turn %d: bench TTFP %v vs ours %v; generation %v vs last audio %v", i, b.TTFPS, r.TTFPS, b.GenerationS, r.LastAudioS)
-		}
-		if want := BenchRTF(r.LastAudioS, 0.20275); *b.RTF != *want {
-			t.Errorf("turn %d: bench RTF %v, want %v", i, *b.RTF, *want)
-		}
-		if b.TTFTS == nil || *b.TTFTS != r.TTFTS || r.TextChars != len([]rune([]string{"The quick brown fox.", "Jumps over."}[i])) {
-			t.Errorf("turn %d: ttft %v / %v, %d chars", i, b.TTFTS, r.TTFTS, r.TextChars)
-		}
-	}
-	// played_ms = every decoded byte at 24 kHz: 9732 / 48 = 202 ms.
-	if a := <-acks; a["played_ms"] != 202.0 || a["committed_ms"] != 202.0 {
-		t.Errorf("playback.ack %v", a)
-	}
-	if recs[1].WS.CloseCode != 1000 {
-		t.Errorf("close code %d", recs[1].WS.CloseCode)
+			// played_ms = every decoded byte at 24 kHz: 9732 / 48 = 202 ms.
+			if a := <-acks; a["played_ms"] != 202.0 || a["committed_ms"] != 202.0 {
+				t.Errorf("playback.ack %v", a)
+			}
+			if recs[1].WS.CloseCode != 1000 {
+				t.Errorf("close code %d", recs[1].WS.CloseCode)
+			}
+		})
 	}
 }
 
@@ -438,7 +452,7 @@ func TestRealtimeNativeDeltas(t *testing.T) {
 	url := tinyServer(t, func(tc *tinyConn) {
 		tc.expect("session.update")
 		tc.text(`{"type":"session.created","session":{"id":"s"}}`)
-		realtimeTurnScript(tc, 0, []string{b64(make([]byte, 3200)), b64(make([]byte, 3200))}, func(i int) string {
+		realtimeTurnScript(tc, 0, results.EventsLegacy, []string{b64(make([]byte, 3200)), b64(make([]byte, 3200))}, func(i int) string {
 			return fmt.Sprintf(`,"sample_rate_hz":16000,"metadata":{"audio_duration_ms":%d}`, 100*(i+1)+5)
 		})
 		tc.expect("playback.ack")

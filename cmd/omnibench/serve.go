@@ -32,14 +32,25 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the simulated vLLM-Omni server (chat, speech, /metrics)",
 		Long: `serve runs a vLLM-Omni-compatible server that streams synthetic speech:
 POST /v1/chat/completions (streaming and not), POST /v1/audio/speech (file, raw
-byte stream, SSE), GET /v1/models, GET /health and GET /metrics. Timing, capacity
-and faults are configurable and deterministic under --seed.
+byte stream, SSE), WS /v1/audio/speech/stream, WS /v1/realtime (plain, and the
+duplex session with ?duplex=1 or at /v1/duplex), GET /v1/models, GET /health and
+GET /metrics. Timing, capacity and faults are configurable and deterministic
+under --seed.
+
+The duplex session sends its audio events as current servers do
+(response.output_audio.delta and so on); --realtime-events legacy sends the
+response.audio.* names of release 0.28.0 and older. --duplex-only serves as a
+duplex model's server does: the duplex session, /v1/models, /health and
+/metrics, and chat only with --duplex-chat; every other route answers that it
+is not available (HTTP 404 naming the route, or an error event on WebSocket).
 
 Capacity model: --capacity N streams run at full speed; with more, generation
 slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 		Example: `  omnibench serve --addr 127.0.0.1:8000 --log-stats
   omnibench serve --addr 127.0.0.1:8000 --capacity 8 --rtf 0.3 --replicas 2,1,4
-  omnibench serve --fault-500 0.05 --fault-disconnect 0.02 --seed 7`,
+  omnibench serve --fault-500 0.05 --fault-disconnect 0.02 --seed 7
+  omnibench serve --realtime-events legacy
+  omnibench serve --duplex-only --model openbmb/MiniCPM-o-4_5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -104,9 +115,16 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.DurationVar(&w.RealtimeFirstTimeout, "realtime-first-timeout", 10*time.Second, "WS /v1/realtime?duplex=1: wait for the first event")
 	f.DurationVar(&w.RealtimeIdleTimeout, "realtime-idle-timeout", 300*time.Second, "WS /v1/realtime?duplex=1: default idle_timeout_s of a session")
 	f.BoolVar(&w.NoForcedAligner, "no-forced-aligner", false, "refuse word_timestamps as a server started without --forced-aligner does")
+	f.StringVar(&w.RealtimeEvents, "realtime-events", simulator.RealtimeEventsGA,
+		fmt.Sprintf("names of the duplex session's audio events: %s (response.output_audio.*, current servers) or %s (response.audio.*, 0.28.0)",
+			simulator.RealtimeEventsGA, simulator.RealtimeEventsLegacy))
+	f.BoolVar(&c.DuplexOnly, "duplex-only", false, "serve only the duplex session, /v1/models, /health and /metrics, as a duplex model's server does")
+	f.BoolVar(&c.DuplexChat, "duplex-chat", false, "with --duplex-only: serve chat too (the duplex plugin supports it)")
 	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write ': sent=<unix ns>' comments before SSE events")
 	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
 		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("realtime-events", cobra.FixedCompletions(
+		[]string{simulator.RealtimeEventsGA, simulator.RealtimeEventsLegacy}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -134,6 +152,17 @@ func writeServeBanner(w io.Writer, url string, cfg simulator.Config) {
 	fmt.Fprintf(w, "omnibench serve: model %s\n", cfg.Model)
 	fmt.Fprintf(w, "omnibench serve: replicas %s, stats %s, prefix %s\n", joinInts(cfg.Topology), onOff(cfg.StatsEnabled), cfg.Prefix)
 	fmt.Fprintf(w, "omnibench serve: capacity %s\n", capacityText(cfg))
+	names := "response.output_audio.*"
+	if cfg.WS.RealtimeEvents == simulator.RealtimeEventsLegacy {
+		names = "response.audio.*"
+	}
+	fmt.Fprintf(w, "omnibench serve: duplex session events %s (%s)\n", cfg.WS.RealtimeEvents, names)
+	switch {
+	case cfg.DuplexOnly && cfg.DuplexChat:
+		fmt.Fprintln(w, "omnibench serve: duplex-only with chat: the speech routes answer not available")
+	case cfg.DuplexOnly:
+		fmt.Fprintln(w, "omnibench serve: duplex-only: the chat and speech routes answer not available")
+	}
 }
 
 func joinInts(v []int) string {
