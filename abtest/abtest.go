@@ -649,7 +649,8 @@ func (st *armState) checkAlive(ctx context.Context, round int) error {
 const exitReapWait = time.Second
 
 // measureMetrics scrapes the arm's /metrics in the text format (the format
-// whose lines the design document counts) and measures it. A failure is
+// whose lines the original metrics design counts, docs/reference/metric-families.md,
+// section 7) and measures it. A failure is
 // recorded in the result, not fatal: the latency comparison stands alone.
 // It returns the snapshot (nil when the fetch failed) and the fetch error.
 func (st *armState) measureMetrics(ctx context.Context, cfg Config) (*scrape.Snapshot, error) {

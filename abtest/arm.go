@@ -72,8 +72,9 @@ func SimulatorArms(cfg simulator.Config) (a, b Arm) {
 
 // LogStatsArms returns the arms of the --log-stats experiment on one server
 // command: A is serverCmd followed by onFlag, B serverCmd followed by
-// offFlag (either may be empty: design-document servers are off without a
-// flag, current vLLM-Omni servers are on without one). Both arms claim
+// offFlag (either may be empty: servers of the original metrics design are
+// off without a flag, current vLLM-Omni servers are on without one; see
+// docs/reference/server-versions.md, section 3). Both arms claim
 // their stats, so Run verifies them.
 func LogStatsArms(serverCmd, onFlag, offFlag []string) (a, b Arm) {
 	join := func(extra []string) []string {

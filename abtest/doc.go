@@ -1,8 +1,9 @@
 // Package abtest runs an A/B benchmark of two servers, or of one server with
 // and without a setting, and decides whether they differ: `omnibench ab`.
 //
-// The method follows the A/B test of the vLLM-Omni metrics design document
-// (30 sequential audio requests per arm, Welch's t-test, /metrics line counts):
+// The method follows the A/B test of vLLM-Omni's original metrics design
+// (30 sequential audio requests per arm, Welch's t-test, /metrics line counts;
+// docs/reference/metric-families.md, section 7):
 //
 //   - Both arms get the same seeded workload. Each arm's requests are split
 //     into rounds run in the interleaved order A B B A A B B A ..., so slow

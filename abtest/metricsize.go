@@ -18,8 +18,9 @@ type MetricsSize struct {
 
 	Bytes int `json:"bytes"`
 	// Lines counts the lines of the body as served (`curl | wc -l`), in the
-	// text format abtest asks for: the design document's measure (1358
-	// lines with stats on, 124 with stats off).
+	// text format abtest asks for: the original metrics design's measure
+	// (1358 lines with stats on, 124 with stats off; see
+	// docs/reference/metric-families.md, section 7).
 	Lines int `json:"lines"`
 	// Families counts metric families, not counting the `_created`
 	// companions Python servers expose beside counters and histograms.

@@ -122,7 +122,7 @@ type MetricResult struct {
 }
 
 // Metrics returns the metrics an A/B run compares, in report order: e2e
-// (the design document's latency), TTFP, and the audio RTF of the vLLM-Omni
+// (the latency of the original metrics design's A/B test), TTFP, and the audio RTF of the vLLM-Omni
 // benchmark (last audio chunk for chat, whole response for speech). Larger
 // is worse for every one. e2e and TTFP are package compare's definitions, so
 // `omnibench compare a.jsonl b.jsonl` reports the same numbers for them.

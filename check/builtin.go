@@ -129,8 +129,8 @@ func ignoredLint(p promlint.Problem) bool {
 	return false
 }
 
-// naming checks the conventions of the design document on every pipeline
-// family in the scrape: the vllm:omni_ / vllm_omni: prefix, `_total` on
+// naming checks the naming conventions (docs/reference/metric-families.md,
+// section 1) on every pipeline family in the scrape: the vllm:omni_ / vllm_omni: prefix, `_total` on
 // counters and only on counters, `_s` for seconds (never `_seconds` or
 // `_ms`), `_bytes` for sizes; known families with the unit their buckets
 // imply; no family exposed under both prefixes.
@@ -266,7 +266,8 @@ func (ev *evaluator) integerLabels(r *Rule, res Result) Result {
 	return res
 }
 
-// statsGating checks protocol section 2. Stats off: every pipeline family
+// statsGating checks the gating of docs/reference/metric-families.md,
+// section 2. Stats off: every pipeline family
 // is present (HELP/TYPE) and holds no data, and no upstream vllm:* family
 // exists. Stats on: the upstream vllm:* stage/replica families exist.
 func (ev *evaluator) statsGating(r *Rule, base Result) []Result {

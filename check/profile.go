@@ -29,7 +29,8 @@ func Profile(name string) ([]Rule, error) {
 }
 
 // newerServersOnly tells the families that only newer servers expose
-// (protocol section 5: the token counters), whose absence is not a failure.
+// (the token counters, docs/reference/metric-families.md, section 3.1),
+// whose absence is not a failure.
 func newerServersOnly(name string) bool {
 	return name == "prompt_tokens_total" || name == "generation_tokens_total"
 }
@@ -66,7 +67,8 @@ func vllmOmniProfile() []Rule {
 		}
 	}
 	// Diffusion families exist on newer servers with a diffusion stage
-	// (protocol section 10): optional, checked when present.
+	// (docs/reference/metric-families.md, section 5): optional, checked when
+	// present.
 	for _, s := range omnimetrics.DiffusionFamilies() {
 		add(Rule{Name: s.Name + ": exists", Family: s.Name, Exists: &yes, Optional: true})
 		add(Rule{Name: s.Name + ": type", Family: s.Name, Type: s.Type})

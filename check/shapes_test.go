@@ -9,7 +9,8 @@ import (
 )
 
 // TestStatsOffBothShapes: the vllm-omni profile and --stats auto accept the
-// design document's stats-off shape (every pipeline family HELP/TYPE only)
+// original metrics design's stats-off shape (every pipeline family HELP/TYPE
+// only; docs/reference/metric-families.md, section 2.1)
 // and current servers' (five model_name families with a zero child and its
 // `_created`), and detect stats off in both.
 func TestStatsOffBothShapes(t *testing.T) {

@@ -3,7 +3,7 @@ package client
 import "fmt"
 
 // chatChunk is what the client needs from one chat.completion.chunk event
-// (protocol section 3). Strings alias the event payload and are valid until
+// (docs/reference/http-streams.md, section 2.3). Strings alias the event payload and are valid until
 // the next event is read.
 type chatChunk struct {
 	Modality     jsonText // top-level "modality": "text" or "audio"; unset on the usage chunk

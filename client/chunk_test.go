@@ -71,7 +71,7 @@ func chatAudioEvent(audio []byte) string {
 		`"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":42,"completion_tokens":0,"total_tokens":42},"modality":"audio","metrics":null}`
 }
 
-// Protocol section 3 examples, verbatim where the protocol gives them.
+// Chunks of the shapes docs/reference/http-streams.md, section 2.3 gives.
 const (
 	exRoleChunk  = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767000000,"model":"Qwen/Qwen3-Omni-30B-A3B-Instruct","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"modality":"text"}`
 	exTextChunk  = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767000000,"model":"Qwen/Qwen3-Omni-30B-A3B-Instruct","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}],"modality":"text","metrics":null}`

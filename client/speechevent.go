@@ -1,6 +1,6 @@
 package client
 
-// Speech SSE event types (protocol section 4).
+// Speech SSE event types (docs/reference/http-streams.md, section 3.4).
 const (
 	speechDelta = "speech.audio.delta"
 	speechDone  = "speech.audio.done"

@@ -233,8 +233,8 @@ func isDone(data []byte) bool {
 	return string(bytes.TrimSpace(data)) == "[DONE]"
 }
 
-// chatEvent handles one event of a streaming chat response (protocol
-// section 3); done is true at [DONE].
+// chatEvent handles one event of a streaming chat response
+// (docs/reference/http-streams.md, section 2); done is true at [DONE].
 func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 	s.events++
 	if ev.Comment != nil {
@@ -307,8 +307,9 @@ func speechKind(evType string, typ jsonText) string {
 	return evType
 }
 
-// speechEvent handles one event of a speech SSE response (protocol
-// section 4); done is true at speech.audio.done.
+// speechEvent handles one event of a speech SSE response
+// (docs/reference/http-streams.md, section 3.4); done is true at
+// speech.audio.done.
 func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error) {
 	s.events++
 	if ev.Comment != nil {

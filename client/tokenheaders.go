@@ -8,7 +8,7 @@ import (
 )
 
 // tokenHeaders reads the X-VLLM-OMNI-*-TOKENS headers of a speech response
-// (protocol section 10). It returns nil when none is present; a header that
+// (docs/reference/http-streams.md, section 3.5). It returns nil when none is present; a header that
 // is not a non-negative integer is left out (it is the server's bookkeeping,
 // not what the benchmark measures).
 func tokenHeaders(h http.Header) *results.ServerTokens {

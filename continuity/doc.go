@@ -3,7 +3,7 @@
 // each PCM chunk. It offers three listener models over the same Input.
 //
 // Simulate is the never-pausing player of the vLLM-Omni reference benchmark
-// (protocol section 7). Playback starts at the first arrival t0 and consumes
+// (docs/reference/continuity.md, section 2). Playback starts at the first arrival t0 and consumes
 // bps = sample_rate * width * channels bytes per second whatever happens.
 // Before chunk i the deficit is (t_i - t0)*bps minus the bytes received
 // before i; a positive deficit is an underrun event and the largest deficit,

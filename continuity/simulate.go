@@ -99,7 +99,8 @@ type Result struct {
 // (inclusive, as in the reference).
 func (r Result) Continuous(thresholdS float64) bool { return r.MaxUnderrunS <= thresholdS }
 
-// Simulate runs the never-pausing player of protocol section 7 over in.
+// Simulate runs the never-pausing player of docs/reference/continuity.md,
+// section 2 over in.
 //
 // The player starts at the first arrival t0 and consumes bps bytes per second
 // without ever pausing. Before chunk i (i > 0) it has consumed (t_i-t0)*bps

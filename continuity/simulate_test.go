@@ -24,8 +24,9 @@ func repeat(n, v int) []int {
 	return b
 }
 
-// TestSimulateReferenceCases runs the twelve cases of protocol section 7
-// (rate 24000, bps 48000) in both modes.
+// TestSimulateReferenceCases runs the twelve cases of
+// docs/reference/continuity.md, section 3 (rate 24000, bps 48000) in both
+// modes.
 func TestSimulateReferenceCases(t *testing.T) {
 	type want struct {
 		max    float64

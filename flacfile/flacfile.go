@@ -1,6 +1,6 @@
 // Package flacfile reads and writes the FLAC files a vLLM-Omni server sends
-// as chat audio events with audio.format "flac" (protocol section 3: every
-// event is a complete, independent file). Decode measures a file from its
+// as chat audio events with audio.format "flac" (every event is a complete,
+// independent file: docs/reference/http-streams.md, section 2.4). Decode measures a file from its
 // own STREAMINFO header (sample rate, channels, bits per sample, total
 // samples) and decodes its frames to s16le PCM, so the client can count
 // frames and find the audible onset as for WAV; Encode writes the files the

@@ -1,6 +1,6 @@
 // Package mp3file reads and writes the MP3 files a vLLM-Omni server sends as
-// chat audio events with audio.format "mp3" (protocol section 3: every event
-// is a complete, independent file).
+// chat audio events with audio.format "mp3" (every event is a complete,
+// independent file: docs/reference/http-streams.md, section 2.4).
 //
 // Parse measures a file from its own headers, without decoding: it skips an
 // ID3v2 tag, walks the MPEG audio frame headers (MPEG 1, 2 and 2.5, layer

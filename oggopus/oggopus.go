@@ -1,6 +1,7 @@
 // Package oggopus reads and writes the Ogg Opus files (RFC 7845) a
 // vLLM-Omni server sends as chat audio events with audio.format "opus"
-// (protocol section 3: every event is a complete, independent file).
+// (every event is a complete, independent file:
+// docs/reference/http-streams.md, section 2.4).
 //
 // Parse measures a file from its own Ogg pages, without decoding: it checks
 // every page (capture pattern "OggS", version 0, CRC-32 with the Ogg
@@ -223,7 +224,7 @@ func (info *Info) packet(n int, b []byte) error {
 			return fmt.Errorf("OpusHead mapping family 0 with %d channels (at most 2)", info.Channels)
 		}
 	case 1:
-		// OpusTags: magic, vendor string, comment count (section 5.2).
+		// OpusTags: magic, vendor string, comment count (RFC 7845 section 5.2).
 		if len(b) < 16 || string(b[:8]) != "OpusTags" {
 			return fmt.Errorf("not an OpusTags header (%d bytes, starts %q)", len(b), b[:min(len(b), 8)])
 		}

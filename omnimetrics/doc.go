@@ -4,14 +4,16 @@
 // run).
 //
 // One table, PipelineFamilies, defines every vLLM-Omni pipeline, audio and
-// transfer family (protocol section 5): name without prefix, type, label
+// transfer family (docs/reference/metric-families.md, section 3): name
+// without prefix, type, label
 // names, buckets and HELP text. UpstreamFamilies does the same for the subset
-// of upstream vLLM per-engine families (protocol section 6) that vLLM-Omni
+// of upstream vLLM per-engine families (docs/reference/metric-families.md,
+// section 4.2) that vLLM-Omni
 // relabels with stage and replica. Registration builds collectors from these
 // tables only, so a name or bucket is written down exactly once.
 //
 // A Metrics value owns one private prometheus.Registry; nothing is registered
-// globally. Gating follows protocol section 2: with stats off every pipeline
+// globally. Gating follows docs/reference/metric-families.md, section 2: with stats off every pipeline
 // family is registered and exposed as HELP and TYPE lines only, the observe
 // methods do nothing, and the upstream vllm:* families are not registered at
 // all. client_golang drops families that have no children, so Handler

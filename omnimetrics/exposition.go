@@ -21,7 +21,8 @@ import (
 // every family registered by this package that has no children yet, as a
 // MetricFamily with name, HELP and TYPE and no metrics. The registry's own
 // Gather drops such families (client_golang prunes empty families), but the
-// protocol requires their HELP and TYPE lines (section 2). Families are
+// servers print their HELP and TYPE lines (docs/reference/metric-families.md,
+// section 2). Families are
 // sorted by name, like the registry's.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return gathererWithDeclared{m} }
 
@@ -128,7 +129,7 @@ func escapeHelp(s string) string {
 
 // createdFamily returns the `<base>_created` gauge family Python's
 // prometheus_client exposes for a counter, histogram or summary family
-// (protocol section 6): base is the name without a counter's `_total`, the
+// (docs/reference/metric-families.md, section 4.1): base is the name without a counter's `_total`, the
 // HELP is the family's, and each series carries its creation time in Unix
 // seconds. It returns nil for other types or when no series has a creation
 // time.

@@ -32,8 +32,8 @@ func decodeAll(t *testing.T, hdr http.Header, body []byte) []*dto.MetricFamily {
 	}
 }
 
-// TestHandlerFormatsStatsOff: in the bare (design document) stats-off
-// shape, every negotiated format carries the HELP/TYPE of every pipeline
+// TestHandlerFormatsStatsOff: in the bare stats-off shape of the original
+// metrics design (docs/reference/metric-families.md, section 2.1), every negotiated format carries the HELP/TYPE of every pipeline
 // family and no samples. The current shape is TestGoldenStatsOff's.
 func TestHandlerFormatsStatsOff(t *testing.T) {
 	m := newTestMetrics(t, Options{ModelName: testModel, BareStatsOff: true})
@@ -150,7 +150,8 @@ func TestHandlerTextParses(t *testing.T) {
 }
 
 // TestLineCounts reports the text exposition size with stats on and off for
-// topology [1,1,1], like the design document's 1358 vs 124 lines.
+// topology [1,1,1], like the original metrics design's 1358 vs 124 lines
+// (docs/reference/metric-families.md, section 7).
 func TestLineCounts(t *testing.T) {
 	lines := func(opts Options, observe bool) int {
 		m := newTestMetrics(t, opts)

@@ -1,15 +1,17 @@
 package omnimetrics
 
 // Metric prefixes. vllm_omni:X and vllm:omni_X name the same family
-// (protocol section 1); the design-document form is the default.
+// (docs/reference/metric-families.md, section 1); the original metrics
+// design's form is the default.
 const (
-	PrefixDesign  = "vllm:omni_" // design document and docs
+	PrefixDesign  = "vllm:omni_" // the original metrics design and upstream's docs
 	PrefixCurrent = "vllm_omni:" // servers since mid-2026
 	PrefixClient  = "omnibench:" // omnibench's client-side exporter
 )
 
 // upstreamPrefix is the prefix of the upstream vLLM per-engine families; it
-// does not follow Options.Prefix (protocol section 1).
+// does not follow Options.Prefix (docs/reference/metric-families.md,
+// section 1).
 const upstreamPrefix = "vllm:"
 
 // Family types, as written in FamilySpec.Type and on # TYPE lines.
@@ -120,10 +122,10 @@ const (
 	numPipelineFamilies
 )
 
-// pipelineTable is the single definition of the pipeline families (protocol
-// section 5). HELP texts are the design document's descriptions; the two
-// token counters, which the design document predates, describe what newer
-// servers count.
+// pipelineTable is the single definition of the pipeline families
+// (docs/reference/metric-families.md, section 3). HELP texts are the
+// original metrics design's descriptions; the two token counters, which that
+// design predates, describe what newer servers count.
 func pipelineTable() [numPipelineFamilies]FamilySpec {
 	return [numPipelineFamilies]FamilySpec{
 		famRunning: {Name: "num_requests_running", Type: TypeGauge, Labels: modelLabels(),
@@ -178,7 +180,7 @@ func pipelineTable() [numPipelineFamilies]FamilySpec {
 }
 
 // PipelineFamilies returns the pipeline, audio and transfer families of
-// protocol section 5 (names without prefix). The result is a fresh copy.
+// docs/reference/metric-families.md, section 3 (names without prefix). The result is a fresh copy.
 func PipelineFamilies() []FamilySpec {
 	t := pipelineTable()
 	return t[:]
@@ -208,7 +210,7 @@ const (
 )
 
 // upstreamTable is the single definition of the upstream vllm:* subset of
-// protocol section 6, with vLLM's engine label replaced by stage and replica.
+// docs/reference/metric-families.md, section 4.2, with vLLM's engine label replaced by stage and replica.
 // HELP texts are upstream vLLM's.
 func upstreamTable() [numUpstreamFamilies]FamilySpec {
 	p := upstreamPrefix
@@ -257,14 +259,14 @@ func upstreamTable() [numUpstreamFamilies]FamilySpec {
 }
 
 // UpstreamFamilies returns the upstream vllm:* stage/replica families of
-// protocol section 6 (full names). The result is a fresh copy.
+// docs/reference/metric-families.md, section 4.2 (full names). The result is a fresh copy.
 func UpstreamFamilies() []FamilySpec {
 	t := upstreamTable()
 	return t[:]
 }
 
 // DiffusionFamilies returns the diffusion-stage families of newer servers
-// (protocol section 10; names without prefix), histograms with model_name,
+// (docs/reference/metric-families.md, section 5; names without prefix), histograms with model_name,
 // stage and replica observed at finalize when a diffusion stage reports
 // metrics. Metrics does not register them (the simulator has no diffusion
 // stage); the vllm-omni check profile knows them as optional. Only the HELP

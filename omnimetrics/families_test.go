@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The protocol's bucket lists (section 5 and 6), copied from the reference
-// document rather than from the code under test.
+// The bucket lists of docs/reference/metric-families.md, sections 3.2 and
+// 4.2, copied from that page rather than from the code under test.
 var (
 	protoSeconds     = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300}
 	protoSecondsFast = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60}
@@ -66,8 +66,9 @@ func checkFamilies(t *testing.T, got []FamilySpec, want []wantFamily) {
 	}
 }
 
-// TestPipelineFamiliesMatchProtocol checks the table against protocol
-// section 5, written out here independently.
+// TestPipelineFamiliesMatchProtocol checks the table against
+// docs/reference/metric-families.md, section 3.1, written out here
+// independently.
 func TestPipelineFamiliesMatchProtocol(t *testing.T) {
 	const (
 		m    = "model_name"
@@ -96,7 +97,7 @@ func TestPipelineFamiliesMatchProtocol(t *testing.T) {
 }
 
 // TestUpstreamFamiliesMatchProtocol checks the upstream table against
-// protocol section 6.
+// docs/reference/metric-families.md, section 4.2.
 func TestUpstreamFamiliesMatchProtocol(t *testing.T) {
 	const sr = "model_name,replica,stage"
 	checkFamilies(t, UpstreamFamilies(), []wantFamily{

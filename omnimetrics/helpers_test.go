@@ -44,7 +44,7 @@ func scenario(m *Metrics) {
 	m.AudioAtFinalize(sr, 48000, 24000, 1.0)   // duration 2 s, RTF 0.5
 	m.AudioAtFinalize(sr, 12000, 24000, 0.625) // duration 0.5 s, RTF 1.25
 	m.AudioAtFinalize(sr, 0, 24000, 0.25)      // no audio: skipped
-	// Protocol section 7 cases: gapless (0 s, continuous) and [0, 0.5] with
+	// Cases of docs/reference/continuity.md, section 3: gapless (0 s, continuous) and [0, 0.5] with
 	// 2 x 4800 bytes (0.4 s, not continuous).
 	m.AudioStreamingFinalize(sr, []float64{0, 0.05, 0.10, 0.15}, []int{4800, 4800, 4800, 4800}, 24000)
 	m.AudioStreamingFinalize(sr, []float64{0, 0.5}, []int{4800, 4800}, 24000)

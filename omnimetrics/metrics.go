@@ -28,9 +28,9 @@ const (
 type Options struct {
 	Prefix       string // family name prefix; "" means PrefixDesign; must end in ':' or '_'
 	ModelName    string // value of the model_name label
-	StatsEnabled bool   // gating, protocol section 2
-	// Upstream registers the upstream vllm:* stage/replica families (protocol
-	// section 6) when StatsEnabled; they always keep the plain "vllm:" prefix.
+	StatsEnabled bool   // gating, docs/reference/metric-families.md, section 2
+	// Upstream registers the upstream vllm:* stage/replica families
+	// (docs/reference/metric-families.md, section 4.2) when StatsEnabled; they always keep the plain "vllm:" prefix.
 	Upstream bool
 	// Topology is the number of replicas of each stage, e.g. [1,1,1]. Upstream
 	// families get children for every (stage, replica) at construction, as
@@ -44,9 +44,9 @@ type Options struct {
 	Thresholds []float64
 	// ContinuityMode is the continuity model; servers use continuity.Reference.
 	ContinuityMode continuity.Mode
-	// BareStatsOff gives the design document's stats-off shape: every
-	// pipeline family HELP/TYPE only. By default (false) the shape of
-	// current servers (protocol section 10): with stats off the five
+	// BareStatsOff gives the original metrics design's stats-off shape:
+	// every pipeline family HELP/TYPE only. By default (false) the shape of
+	// current servers (docs/reference/metric-families.md, section 2.1): with stats off the five
 	// model_name-only families num_requests_running, num_requests_waiting,
 	// e2e_request_latency_s, prompt_tokens_total and generation_tokens_total
 	// still carry one zero-valued model_name child, because the server binds
@@ -146,7 +146,7 @@ func newMetrics(opts Options, reg *prometheus.Registry) (*Metrics, error) {
 	}
 	if m.enabled || !opts.BareStatsOff {
 		// Current servers bind these five children at start-up whatever
-		// log_stats is (protocol section 10), so with stats off they show
+		// log_stats is (docs/reference/server-versions.md, section 4), so with stats off they show
 		// zero values; the observe methods still do nothing.
 		modelOnly := prometheus.Labels{LabelModelName: m.model}
 		m.running = m.fam[famRunning].gauge.With(modelOnly)

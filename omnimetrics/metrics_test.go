@@ -70,8 +70,8 @@ func TestGoldenStatsOn(t *testing.T) {
 
 // TestGoldenStatsOff checks gating: with stats off the exposition is exactly
 // the golden text, even after every observe method was called and with
-// Upstream requested. The bare (design document) shape is HELP and TYPE lines
-// only; the current shape adds the five model_name children with zeros.
+// Upstream requested. The bare shape (the original metrics design's) is HELP
+// and TYPE lines only; the current shape adds the five model_name children with zeros.
 func TestGoldenStatsOff(t *testing.T) {
 	for _, tc := range []struct {
 		prefix string

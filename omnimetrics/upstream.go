@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Upstream records the upstream vLLM per-engine families (protocol section 6)
-// that vLLM-Omni relabels with {model_name, stage, replica}. Names keep the
+// Upstream records the upstream vLLM per-engine families
+// (docs/reference/metric-families.md, section 4.2) that vLLM-Omni relabels with {model_name, stage, replica}. Names keep the
 // plain "vllm:" prefix whatever Options.Prefix is. Safe for concurrent use.
 type Upstream struct {
 	model string

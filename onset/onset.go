@@ -29,7 +29,8 @@
 // # Defaults
 //
 // DefaultThresholdDBFS (-50 dBFS) and DefaultWindow (10 ms) are the
-// project's choice, explained in the README ("Time to first audible audio").
+// project's choice, explained in docs/measurements.md ("Time to first
+// audible audio").
 package onset
 
 import (

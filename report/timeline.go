@@ -58,8 +58,8 @@ func receivedCurve(in continuity.Input) (ts, audio []float64) {
 	return ts, audio
 }
 
-// referenceCurve is the position of the reference player (protocol section
-// 7): it starts at the first arrival and plays at real time without ever
+// referenceCurve is the position of the reference player
+// (docs/reference/continuity.md, section 2): it starts at the first arrival and plays at real time without ever
 // pausing, until all the audio received has been played. Where it runs
 // above the received curve the reference counts an underrun.
 func referenceCurve(in continuity.Input) (ts, pos []float64) {

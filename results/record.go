@@ -106,9 +106,9 @@ type Record struct {
 	// absent without (s16) audio.
 	TTFAAudibleS    float64  `json:"ttfa_audible_s,omitempty"`
 	LeadingSilenceS *float64 `json:"leading_silence_s,omitempty"`
-	// FirstAudioEventS is the vLLM-Omni benchmark's chat TTFP (protocol
-	// sections 8 and 10): the first modality "audio" event, even one with
-	// empty content. TTFPS counts the first non-empty audio only.
+	// FirstAudioEventS is the vLLM-Omni benchmark's chat TTFP
+	// (docs/reference/benchmark.md, section 1): the first modality "audio"
+	// event, even one with empty content. TTFPS counts the first non-empty audio only.
 	FirstAudioEventS float64 `json:"first_audio_event_s,omitempty"`
 
 	// Audio received, after decoding every event by its header.
@@ -141,7 +141,8 @@ type Record struct {
 	ServerTokens *ServerTokens `json:"server_tokens,omitempty"`
 	TextChars    int           `json:"text_chars,omitempty"` // characters of text received
 
-	// Real-time factors, protocol section 8. Zero when there was no audio.
+	// Real-time factors, docs/reference/benchmark.md, section 1. Zero when
+	// there was no audio.
 	RTFLastChunk float64  `json:"rtf_last_chunk,omitempty"` // (last audio - send) / duration
 	RTFE2E       float64  `json:"rtf_e2e,omitempty"`        // e2e / duration
 	RTFServer    *float64 `json:"rtf_server,omitempty"`     // server generation time / duration, when the server says
@@ -221,7 +222,8 @@ type WSBench struct {
 }
 
 // ServerTokens are the token counts a speech response states in its
-// X-VLLM-OMNI-*-TOKENS headers (protocol section 10); nil fields were absent.
+// X-VLLM-OMNI-*-TOKENS headers (docs/reference/http-streams.md, section 3.5);
+// nil fields were absent.
 type ServerTokens struct {
 	Input      *int `json:"input,omitempty"`
 	Output     *int `json:"output,omitempty"`

@@ -105,7 +105,7 @@ func (f *levelFigures) cpuPerEventUS() float64 {
 // paired median and the ratios of the medians beside them).
 // The same figures (conn-*) come for the bare loop without net/http's
 // Transport (connRun): what the Transport itself costs.
-// The goals (README speed section): CPU per event at most 1.15x, delay p99
+// The goals (docs/performance.md): CPU per event at most 1.15x, delay p99
 // at most 1.2x the bare loop's, 5000 streams without errors.
 //
 // One iteration runs the three clients once per level, rotating which goes

@@ -15,7 +15,7 @@ import (
 
 // Document is the JSON summary of a run (`run --summary FILE`, `run --format
 // json`). Its schema is versioned by SchemaVersion (results.SchemaVersion)
-// and documented in the README; fields are only ever added.
+// and documented in docs/run.md; fields are only ever added.
 type Document struct {
 	SchemaVersion int            `json:"schema_version"`
 	Run           results.Header `json:"run"`

@@ -11,7 +11,7 @@ import (
 
 // realtimeBench puts a realtime run's TTFP, RTF and TTFT into the bench
 // block as the vLLM-Omni benchmark's realtime backends report them
-// (reference section 9.8): one benchmark "request" is a session, a session
+// (docs/reference/websocket.md, section 8): one benchmark "request" is a session, a session
 // fails when any of its turns does, a session's figure is the mean of its
 // turns' non-null values (0 when it has none), and mean, median and
 // percentiles are over sessions. The per-turn figures come from each

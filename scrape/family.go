@@ -9,7 +9,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// The two spellings of the vLLM-Omni pipeline prefix (protocol section 1).
+// The two spellings of the vLLM-Omni pipeline prefix
+// (docs/reference/metric-families.md, section 1).
 // They mirror omnimetrics.PrefixDesign and omnimetrics.PrefixCurrent; scrape
 // keeps its own copy so that parsing does not depend on the metric core.
 const (
@@ -27,8 +28,8 @@ const (
 	TypeGaugeHistogram = "gaugehistogram"
 )
 
-// Canonical returns the key under which a family is stored: the design
-// document form `vllm:omni_X` for both pipeline prefixes, the name unchanged
+// Canonical returns the key under which a family is stored: the original
+// metrics design's form `vllm:omni_X` for both pipeline prefixes, the name unchanged
 // for everything else.
 func Canonical(name string) string {
 	if rest, ok := strings.CutPrefix(name, prefixCurrent); ok {

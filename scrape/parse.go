@@ -482,7 +482,7 @@ func build(mfs []*dto.MetricFamily, decl []declared, infRequired bool) Families 
 }
 
 // add stores f, resolving a family exposed under both pipeline prefixes in
-// favour of the design-document spelling.
+// favour of the original metrics design's spelling (vllm:omni_).
 func (fs Families) add(f *Family) {
 	prev, ok := fs[f.Name]
 	if !ok {

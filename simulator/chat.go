@@ -159,7 +159,7 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 
 // parseModalities reads the modalities field: absent or null means the
 // model's default (nil); anything but a list of strings is the 400 upstream
-// sends (protocol section 10).
+// sends (docs/reference/server-versions.md, section 5).
 func parseModalities(raw json.RawMessage) ([]string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -304,7 +304,8 @@ func appendFinish(dst []byte, last bool) []byte {
 	return append(dst, `},"logprobs":null,"finish_reason":null}]`...)
 }
 
-// streamChat serves "stream": true (protocol section 3).
+// streamChat serves "stream": true (docs/reference/http-streams.md,
+// section 2).
 func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
 	out := newSSEOut(j.ctx, w, s.cfg.Stamp)
 	prefix := chunkPrefix(s.chatID(), time.Now().Unix(), s.cfg.Model)

@@ -38,7 +38,7 @@ type Config struct {
 	Model        string   // served model name; default DefaultModel
 	SampleRate   int      // Hz of the generated audio; default 24000
 	Topology     []int    // replicas per stage, stage 0 first; default [1 1 1] (thinker, talker, code2wav)
-	StatsEnabled bool     // metric gating of protocol section 2 (--log-stats); off records nothing
+	StatsEnabled bool     // metric gating (docs/reference/metric-families.md, section 2; --log-stats); off records nothing
 	Prefix       string   // pipeline family prefix: omnimetrics.PrefixDesign (default) or PrefixCurrent
 	Seed         int64    // seeds every request's generator
 	Timing       Timing   // the zero Timing means DefaultTiming()

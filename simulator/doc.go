@@ -2,8 +2,8 @@
 // demos, tests and A/B runs: `omnibench serve` and the embedded target of
 // every omnibench run without --url.
 //
-// It speaks the wire protocol of the real server (protocol reference,
-// sections 3 and 4): streaming and non-streaming POST /v1/chat/completions
+// It speaks the wire protocol of the real server
+// (docs/reference/http-streams.md, sections 2 and 3): streaming and non-streaming POST /v1/chat/completions
 // with text and audio events, POST /v1/audio/speech as a whole file, a raw
 // byte stream and SSE, the WebSocket endpoints WS /v1/audio/speech/stream
 // (ws_speech.go) and WS /v1/realtime?duplex=1 (realtime.go, a chat-fallback
@@ -12,7 +12,8 @@
 // GET /metrics; Config.DuplexOnly narrows this to what a duplex model's
 // server serves (duplex.go). Its
 // /metrics is fed by the shared metric core (omnimetrics) at the places where
-// the real server records each value (section 5), with requests bound to
+// the real server records each value (docs/reference/metric-families.md,
+// section 3.4), with requests bound to
 // replicas of a stage topology (thinker 0, talker 1, code2wav 2 by default).
 //
 // # Timing model

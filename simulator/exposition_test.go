@@ -11,13 +11,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden expositions in testdata")
 
 // TestGoldenExposition compares the simulator's whole text /metrics, runtime
-// families included, with golden files for stats on and off, in the seed's
-// setup (Qwen3-Omni-30B, three stages of one replica, after some traffic).
+// families included, with golden files for stats on and off, in the original
+// metrics design's setup (Qwen3-Omni-30B, three stages of one replica, after some traffic).
 // Values that depend on the clock or the process (runtime families,
 // `_created` times, and with stats on every sample) are masked as "V"; with
 // stats off the pipeline samples are compared as they are (all zero). The
-// line counts are the design document's measure (1358 on, 124 off; see the
-// README for why the simulator differs).
+// line counts are the original metrics design's measure (1358 on, 124 off;
+// docs/simulator.md says why the simulator differs).
 func TestGoldenExposition(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc: the process_* families are absent here")

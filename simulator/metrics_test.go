@@ -112,7 +112,8 @@ func TestMetricsStatsOff(t *testing.T) {
 				continue
 			}
 			// Current servers bind a zero model_name child of five
-			// families whatever the stats setting (protocol section 10).
+			// families whatever the stats setting
+			// (docs/reference/server-versions.md, section 4).
 			name, _, _ := strings.Cut(line, "{")
 			base := strings.TrimSuffix(strings.TrimPrefix(name, p), "_created")
 			if !statsOffBound(base) {

@@ -19,7 +19,7 @@ import (
 )
 
 // This file serves WS /v1/realtime?duplex=1, the OpenAI-Realtime projection
-// of vLLM-Omni's duplex session (WebSocket reference, section 9.4), as a
+// of vLLM-Omni's duplex session (docs/reference/websocket.md, section 4), as a
 // chat-fallback session: session.update opens it, conversation.item.create
 // adds user text to the history, response.create streams one chat reply as
 // text deltas and audio delta events (each delta a whole WAV file,
@@ -31,8 +31,8 @@ import (
 // spelling WSConfig.RealtimeEvents chooses: the OpenAI GA names of current
 // servers (response.output_audio.delta and so on) or the older names.
 //
-// Without duplex=1 the plain realtime endpoint (audio in, section 9.3)
-// runs: see realtime_plain.go.
+// Without duplex=1 the plain realtime endpoint (audio in,
+// docs/reference/websocket.md, section 3) runs: see realtime_plain.go.
 
 // realtimeMaxEventBytes is the largest client event a duplex session takes
 // (15 MiB); a larger one gets event_too_large and the session goes on.

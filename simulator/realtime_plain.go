@@ -13,7 +13,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// This file serves plain WS /v1/realtime (WebSocket reference, section 9.3):
+// This file serves plain WS /v1/realtime (docs/reference/websocket.md,
+// section 3):
 // vLLM core's realtime transcription protocol with vLLM-Omni's audio out.
 // session.update validates the model (no reply), commit{final:false}
 // starts a generation, input_audio_buffer.append queues 16 kHz PCM16, and

@@ -15,8 +15,8 @@ import (
 // Runtime families: a real vLLM-Omni /metrics also carries what Python's
 // prometheus_client registers by default (process_*, python_gc_*,
 // python_info) and what prometheus-fastapi-instrumentator adds (http_*),
-// protocol section 10. They make up most of the design document's 124 lines
-// with stats off, so the simulator exports them with the same names, types,
+// docs/reference/metric-families.md, section 6. They make up most of the
+// original metrics design's 124 lines with stats off, so the simulator exports them with the same names, types,
 // labels, HELP texts and buckets. Their values are the simulator's own: the
 // process figures are this process's (procfs; absent where /proc is not),
 // the python_gc_* figures are Go's garbage collector's (generation "0"; the

@@ -12,7 +12,7 @@ import (
 	"github.com/omnibench/omnibench/wav"
 )
 
-// Speech response modes (protocol section 4).
+// Speech response modes (docs/reference/http-streams.md, section 3.2).
 const (
 	speechFile   = iota // whole file
 	speechStream        // raw byte stream (stream_format "audio")
@@ -289,7 +289,8 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 	}
 }
 
-// Token headers of a non-streaming speech response (protocol section 10).
+// Token headers of a non-streaming speech response
+// (docs/reference/http-streams.md, section 3.5).
 const (
 	HeaderInputTokens      = "X-VLLM-OMNI-INPUT-TOKENS"
 	HeaderOutputTokens     = "X-VLLM-OMNI-OUTPUT-TOKENS"

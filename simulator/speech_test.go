@@ -223,7 +223,8 @@ func TestSpeechValidation(t *testing.T) {
 }
 
 // TestSpeechTokenHeaders: a non-streaming speech response carries the five
-// X-VLLM-OMNI-*-TOKENS headers (protocol section 10), consistent with each
+// X-VLLM-OMNI-*-TOKENS headers (docs/reference/http-streams.md, section 3.5),
+// consistent with each
 // other: input = text tokens (the simulator's input is text), total = input
 // + output, and output the codec tokens the SSE done event reports.
 func TestSpeechTokenHeaders(t *testing.T) {

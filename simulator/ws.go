@@ -10,7 +10,7 @@ import (
 )
 
 // WSConfig holds the timeouts and limits of the WebSocket endpoints
-// (WebSocket reference, sections 9.2.7, 9.4.6 and 9.6). Zero fields mean the
+// (docs/reference/websocket.md, sections 2.7, 4.6 and 6). Zero fields mean the
 // upstream values; tests shorten the timeouts so that they never wait 10 s.
 type WSConfig struct {
 	// SpeechConfigTimeout bounds the wait for the first message on

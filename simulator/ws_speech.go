@@ -18,7 +18,7 @@ import (
 )
 
 // This file serves WS /v1/audio/speech/stream as vLLM-Omni's
-// OmniStreamingSpeechHandler does (WebSocket reference, section 9.2): a
+// OmniStreamingSpeechHandler does (docs/reference/websocket.md, section 2): a
 // session.config first, then input.text messages buffered until input.done
 // flushes them as one TTS request (one utterance), strictly one at a time
 // inside the receive loop, until session.close or a timeout.

@@ -50,7 +50,8 @@
 // ttft = time to first text token (both over completed responses that had
 // one), e2e = whole-request latency of completed requests, itl = gaps between
 // text events, rtf_last_chunk / rtf_e2e / rtf_server / audio_rtf = the
-// real-time factors of protocol section 8 (audio_rtf is the vLLM-Omni
+// real-time factors of docs/reference/benchmark.md, section 1 (audio_rtf is
+// the vLLM-Omni
 // benchmark's: last chunk for chat, e2e for speech), audio_duration = audio
 // received per response, audio_underrun = worst playback gap per response,
 // schedule_lag = open-loop lateness of each send, stamp_delay = client

@@ -238,7 +238,7 @@ func TestParseErrorString(t *testing.T) {
 	}
 }
 
-// The examples of the README's SLO section, verbatim.
+// The examples of docs/slo.md ("Errors point at the input"), verbatim.
 func TestREADMEExamples(t *testing.T) {
 	for expr, want := range map[string]string{
 		"p99_audio_ttfp_ms<500ms": `--slo "p99_audio_ttfp_ms<500ms": column 1: unknown figure "p99_audio_ttfp_ms": did you mean "audio_ttfp_p99"?` + "\n" +

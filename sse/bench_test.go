@@ -41,7 +41,8 @@ func audioWAV(ms int) []byte {
 	return wav.Encode(wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}, pcm)
 }
 
-// chatAudioEvent is one streaming chat audio chunk (protocol section 3)
+// chatAudioEvent is one streaming chat audio chunk
+// (docs/reference/http-streams.md, section 2.4)
 // carrying ms milliseconds of audio, framed as an SSE event.
 func chatAudioEvent(ms int) []byte {
 	chunk := map[string]any{
@@ -63,7 +64,8 @@ func chatAudioEvent(ms int) []byte {
 	return []byte(": sent=1767000000123456789\ndata: " + string(js) + "\n\n")
 }
 
-// speechDeltaEvent is one /v1/audio/speech SSE delta (protocol section 4).
+// speechDeltaEvent is one /v1/audio/speech SSE delta
+// (docs/reference/http-streams.md, section 3.4).
 func speechDeltaEvent(ms int) []byte {
 	pcm := audioWAV(ms)[wav.HeaderSize:]
 	return fmt.Appendf(nil, "event: speech.audio.delta\ndata: {\"type\":\"speech.audio.delta\",\"audio\":%q,\"response_format\":\"pcm\"}\n\n",

@@ -21,7 +21,8 @@ import (
 //     audio_underrun, one without text 0 to ttft, and counts as continuous. The
 //     main summary leaves such responses out of the audio and text figures.
 //   - Chat responses are continuous and have no underrun, as the benchmark
-//     does not measure chat continuity (protocol section 10); speech
+//     does not measure chat continuity (docs/reference/benchmark.md,
+//     section 1); speech
 //     responses use omnibench's measured underrun and the 100 ms verdict.
 //   - Latencies are measured from the actual send (the benchmark starts its
 //     clock when it sends), not from the intended start.

@@ -51,8 +51,9 @@ func extensibleFmt(f Format, subTag uint16) []byte {
 }
 
 func TestAppendHeaderMatchesProtocolExample(t *testing.T) {
-	// Independent reference: the base64 audio prefix in protocol section 3
-	// is a 24 kHz mono s16 header for 32000 bytes of PCM.
+	// Independent reference: the base64 audio prefix in the example of
+	// docs/reference/http-streams.md, section 2.3 is a 24 kHz mono s16 header
+	// for 32000 bytes of PCM.
 	const example = "UklGRiR9AABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQB9AAA"
 	h := AppendHeader(nil, mono24k, 32000)
 	if len(h) != HeaderSize {

@@ -15,8 +15,8 @@ import (
 	"github.com/omnibench/omnibench/wav"
 )
 
-// This file runs realtime-audio: plain WS /v1/realtime (WebSocket reference,
-// section 9.3), vLLM core's realtime transcription protocol with audio out.
+// This file runs realtime-audio: plain WS /v1/realtime
+// (docs/reference/websocket.md, section 3), vLLM core's realtime transcription protocol with audio out.
 // Per turn: input_audio_buffer.commit{final:false} starts a generation, the
 // spoken input goes as input_audio_buffer.append chunks paced in real time,
 // commit{final:true} ends it, and the server answers with

@@ -19,7 +19,8 @@ import (
 )
 
 // The tests in this file run the client against tiny WebSocket servers
-// written here from the reference's worked transcripts (section 9.9), not
+// written here from the worked transcripts of docs/reference/websocket.md,
+// section 9, not
 // against the simulator: they pin the wire format independently of it.
 
 const testKey = "sk-test-0123456789"

@@ -170,7 +170,8 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 			return cfg, fmt.Errorf("--%s does not apply to ab: %s", name, instead)
 		}
 	}
-	// The design document's method, unless the user says otherwise.
+	// The original metrics design's method (docs/reference/metric-families.md,
+	// section 7), unless the user says otherwise.
 	if !f.Changed("concurrency") {
 		o.run.concurrency = 1
 	}

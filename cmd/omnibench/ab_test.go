@@ -242,7 +242,8 @@ func TestABCmd(t *testing.T) {
 	})
 
 	t.Run("log-stats server-cmd", func(t *testing.T) {
-		// The design-document server: stats off by default, --log-stats on.
+		// A server of the original metrics design: stats off by default,
+		// --log-stats on (docs/reference/server-versions.md, section 3).
 		out, stderr, err := runAB(t, "--log-stats", "--server-cmd", abServeCmd(bin), "--stats-off-flag", "--disable-log-stats",
 			"-n", "4", "--settle", "0", "--format", "json", "--out", t.TempDir())
 		if err != nil {

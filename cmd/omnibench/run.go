@@ -83,7 +83,7 @@ type runOptions struct {
 	metricsURL string
 	settle     time.Duration
 	accept     string
-	// scrape bounds (README "Reliability and limits")
+	// scrape bounds (docs/reliability.md)
 	scrapeTimeout    time.Duration
 	scrapeMaxBytes   int64
 	scrapeMaxSamples int
