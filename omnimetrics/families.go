@@ -184,6 +184,51 @@ func PipelineFamilies() []FamilySpec {
 	return t[:]
 }
 
+// SpeechStreamStem is how the names of the speech-stream families begin
+// after the prefix. Servers since September 2026 count completed and aborted
+// /v1/audio/speech streams in families named so; their full names and reason
+// values were never published, so SpeechStreamFamilies holds the simulator's
+// guess, and a checker should accept any family that begins with the stem.
+const SpeechStreamStem = "speech_st"
+
+// Reasons of speech_stream_aborted_total (the simulator's guess at the
+// server's bounded reason label).
+const (
+	SpeechAbortClientGone = "client_disconnect" // the client went away mid-stream
+	SpeechAbortError      = "error"             // generation failed mid-stream
+)
+
+// speechStreamFamily indexes the speech-stream table.
+type speechStreamFamily int
+
+const (
+	speechCompleted speechStreamFamily = iota
+	speechAborted
+	numSpeechStreamFamilies
+)
+
+// speechStreamTable is the single definition of the speech-stream counters
+// (names without prefix). The names are the simulator's guess: see
+// SpeechStreamStem.
+func speechStreamTable() [numSpeechStreamFamilies]FamilySpec {
+	return [numSpeechStreamFamilies]FamilySpec{
+		speechCompleted: {Name: "speech_stream_completed_total", Type: TypeCounter, Labels: modelLabels(),
+			Help: "Speech streams (raw, SSE and WebSocket /v1/audio/speech) that completed normally"},
+		speechAborted: {Name: "speech_stream_aborted_total", Type: TypeCounter,
+			Labels: withLabel(modelLabels(), LabelReason),
+			Help:   "Speech streams that ended before completing, by reason (client_disconnect, error)"},
+	}
+}
+
+// SpeechStreamFamilies returns the speech-stream counters of servers since
+// September 2026 under the simulator's guessed names (names without
+// prefix). Metrics registers them only with Options.SpeechStreams. The
+// result is a fresh copy.
+func SpeechStreamFamilies() []FamilySpec {
+	t := speechStreamTable()
+	return t[:]
+}
+
 // upstreamFamily indexes the upstream table.
 type upstreamFamily int
 

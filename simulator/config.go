@@ -46,6 +46,12 @@ type Config struct {
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
 	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
+	// NoSpeechStreamMetrics simulates a server from before September 2026:
+	// speech streams feed only the request-end families. By default (false),
+	// as on current servers, raw, SSE and WebSocket speech streams also
+	// record audio_ttfp_s, audio_underrun_s and audio_continuity_ok_total,
+	// and count in the speech-stream counters (omnimetrics.SpeechStreamFamilies).
+	NoSpeechStreamMetrics bool
 
 	// onSend, when set (this package's tests and benchmarks), is told each
 	// streamed event's scheduled time (wall clock) and how late it left.
