@@ -308,6 +308,20 @@ func UpstreamFamilies() []FamilySpec {
 	return t[:]
 }
 
+// LongStandingUpstreamFamilies returns the upstream families that every
+// vLLM release has registered for years (TTFT, e2e latency, running and
+// waiting requests, KV-cache usage, the token counters): the ones a checker
+// can require of a server with LLM stages and stats on. Which of the others
+// newer vLLM releases register is not known. The result is a fresh copy.
+func LongStandingUpstreamFamilies() []FamilySpec {
+	t := upstreamTable()
+	var out []FamilySpec
+	for _, i := range []upstreamFamily{upRunning, upWaiting, upKVCacheUsage, upPromptTokens, upGenerationTokens, upTTFT, upE2E} {
+		out = append(out, t[i])
+	}
+	return out
+}
+
 // DiffusionFamilies returns the diffusion-stage families of newer servers
 // (protocol section 10; names without prefix), histograms with model_name,
 // stage and replica observed at finalize when a diffusion stage reports
