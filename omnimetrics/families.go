@@ -191,6 +191,13 @@ func PipelineFamilies() []FamilySpec {
 // guess, and a checker should accept any family that begins with the stem.
 const SpeechStreamStem = "speech_st"
 
+// Names (without prefix) of the speech-stream counters in
+// SpeechStreamFamilies: the simulator's guess.
+const (
+	SpeechStreamCompletedFamily = "speech_stream_completed_total"
+	SpeechStreamAbortedFamily   = "speech_stream_aborted_total"
+)
+
 // Reasons of speech_stream_aborted_total (the simulator's guess at the
 // server's bounded reason label).
 const (
@@ -212,9 +219,9 @@ const (
 // SpeechStreamStem.
 func speechStreamTable() [numSpeechStreamFamilies]FamilySpec {
 	return [numSpeechStreamFamilies]FamilySpec{
-		speechCompleted: {Name: "speech_stream_completed_total", Type: TypeCounter, Labels: modelLabels(),
+		speechCompleted: {Name: SpeechStreamCompletedFamily, Type: TypeCounter, Labels: modelLabels(),
 			Help: "Speech streams (raw, SSE and WebSocket /v1/audio/speech) that completed normally"},
-		speechAborted: {Name: "speech_stream_aborted_total", Type: TypeCounter,
+		speechAborted: {Name: SpeechStreamAbortedFamily, Type: TypeCounter,
 			Labels: withLabel(modelLabels(), LabelReason),
 			Help:   "Speech streams that ended before completing, by reason (client_disconnect, error)"},
 	}
