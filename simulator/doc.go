@@ -12,6 +12,9 @@
 // /metrics is fed by the shared metric core (omnimetrics) at the places where
 // the real server records each value (section 5), with requests bound to
 // replicas of a stage topology (thinker 0, talker 1, code2wav 2 by default).
+// Speech streams feed the audio families and the speech-stream counters as
+// on servers since September 2026 (speech_metrics.go), unless
+// Config.NoSpeechStreamMetrics asks for an older server.
 //
 // # Timing model
 //
