@@ -126,13 +126,10 @@ func (f *RunFigures) Lookup(name string) (float64, bool) {
 			}
 			return float64(n), true
 		}
-		m := f.keyed(base)
-		if m == nil {
-			return 0, false
-		}
-		return float64(m[key]), true
+		m, ok := f.keyed(base)
+		return float64(m[key]), ok
 	}
-	speech := func(chat, speech float64) float64 {
+	withSpeech := func(chat, speech float64) float64 {
 		if f.ServerCountsSpeech {
 			return chat + speech
 		}
@@ -146,11 +143,9 @@ func (f *RunFigures) Lookup(name string) (float64, bool) {
 	case "speech_completed":
 		return float64(f.SpeechCompleted), true
 	case figAudioStreams:
-		return speech(float64(f.ChatAudioResponses), float64(f.SpeechStreams)), true
+		return withSpeech(float64(f.ChatAudioResponses), float64(f.SpeechStreams)), true
 	case figAudioStreamsTTFPSum:
-		return speech(f.TTFPSumS, f.SpeechTTFPSumS), true
-	}
-	switch base {
+		return withSpeech(f.TTFPSumS, f.SpeechTTFPSumS), true
 	case "requests":
 		return float64(f.Requests), true
 	case "completed":
@@ -171,17 +166,18 @@ func (f *RunFigures) Lookup(name string) (float64, bool) {
 	return 0, false
 }
 
-// keyed returns the map of a keyed client figure, nil for other names.
-func (f *RunFigures) keyed(base string) map[string]int {
+// keyed returns the map of a keyed client figure; ok is false for other
+// names.
+func (f *RunFigures) keyed(base string) (m map[string]int, ok bool) {
 	switch base {
 	case "completed":
-		return f.Completed
+		return f.Completed, true
 	case "continuous":
-		return f.Continuous
+		return f.Continuous, true
 	case "speech_continuous":
-		return f.SpeechContinuous
+		return f.SpeechContinuous, true
 	}
-	return nil
+	return nil, false
 }
 
 // keys returns the sorted keys of a keyed figure ("completed",
@@ -202,8 +198,8 @@ func (f *RunFigures) keys(base string) []string {
 		if f.ServerCountsSpeech {
 			add(f.SpeechContinuous)
 		}
-	} else {
-		add(f.keyed(base))
+	} else if m, ok := f.keyed(base); ok {
+		add(m)
 	}
 	sort.Strings(out)
 	return out
