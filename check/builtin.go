@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -269,7 +270,9 @@ func (ev *evaluator) integerLabels(r *Rule, res Result) Result {
 // statsGating checks the gating of docs/reference/metric-families.md,
 // section 2. Stats off: every pipeline family
 // is present (HELP/TYPE) and holds no data, and no upstream vllm:* family
-// exists. Stats on: the upstream vllm:* stage/replica families exist.
+// exists. Stats on: the long-standing upstream vllm:* stage/replica
+// families exist, unless the server is diffusion-only (statsOnUpstream).
+// Families the profile tolerates without checking go to the notes.
 func (ev *evaluator) statsGating(r *Rule, base Result) []Result {
 	on, how := ev.statsOn, ""
 	if r.Stats != "" {
@@ -279,6 +282,7 @@ func (ev *evaluator) statsGating(r *Rule, base Result) []Result {
 		_, how = resolveStats(ev.in.Stats, ev.in.After)
 	}
 	fs := ev.in.After
+	ev.noteUnknownSpeech(fs)
 	if !on {
 		a := base
 		a.Rule = "stats off: pipeline families present and empty"
@@ -316,22 +320,104 @@ func (ev *evaluator) statsGating(r *Rule, base Result) []Result {
 		}
 		return []Result{a, b}
 	}
-	a := base
-	a.Rule = "stats on: upstream vllm:* stage/replica families present"
-	specs := omnimetrics.UpstreamFamilies()
+	ev.noteUnknownUpstream(fs)
+	return []Result{statsOnUpstream(base, fs, how)}
+}
+
+// statsOnUpstream judges the upstream vllm:* families of a server with
+// stats on. Only the long-standing ones are required: which others a vLLM
+// release registers changes from release to release. A diffusion-only
+// server registers none at all (its stages have no LLM engine), and is
+// told from its families (diffusionOnly).
+func statsOnUpstream(res Result, fs scrape.Families, how string) Result {
+	res.Rule = "stats on: upstream vllm:* stage/replica families present"
+	res.Detail = "stats " + how
+	if stages, ok := diffusionOnly(fs); ok {
+		res.Expected = "none (diffusion-only server)"
+		res.Observed = "0 present"
+		res.Status = Pass
+		res.Detail = joinNote(res.Detail, fmt.Sprintf("diffusion-only server: diffusion families with data on stage %s "+
+			"and no LLM stage series; such a server registers no upstream families", strings.Join(stages, ", ")))
+		return res
+	}
+	specs := omnimetrics.LongStandingUpstreamFamilies()
 	var missing []string
 	for _, s := range specs {
 		if _, ok := fs.Lookup(s.Name); !ok {
 			missing = append(missing, s.Name)
 		}
 	}
-	a.Expected = fmt.Sprintf("%d present", len(specs))
-	a.Observed = fmt.Sprintf("%d present", len(specs)-len(missing))
-	a.Status = pass(len(missing) == 0)
-	a.Detail = "stats " + how
+	res.Expected = fmt.Sprintf("the %d long-standing ones present", len(specs))
+	res.Observed = fmt.Sprintf("%d present", len(specs)-len(missing))
+	res.Status = pass(len(missing) == 0)
 	if len(missing) > 0 {
-		a.Detail = joinNote(a.Detail, "missing (listed below)")
-		a.Problems = missing
+		res.Detail = joinNote(res.Detail, "missing (listed below)")
+		res.Problems = missing
 	}
-	return []Result{a}
+	return res
+}
+
+// noteUnknownUpstream lists, in the report's notes, the upstream vllm:*
+// families the profile does not know and tolerates without checking: newer
+// vLLM releases register lists nobody here has seen.
+func (ev *evaluator) noteUnknownUpstream(fs scrape.Families) {
+	known := map[string]bool{}
+	for _, s := range omnimetrics.UpstreamFamilies() {
+		known[s.Name] = true
+	}
+	var upstream []string
+	for _, name := range upstreamPresent(fs) {
+		if !known[name] {
+			upstream = append(upstream, name)
+		}
+	}
+	if len(upstream) > 0 {
+		ev.notes = append(ev.notes, "unknown upstream families, tolerated: "+strings.Join(upstream, ", "))
+	}
+}
+
+// noteUnknownSpeech lists, in the report's notes, the speech-stream
+// families under names other than the simulator's guess (the servers' names
+// were never published): tolerated, never checked.
+func (ev *evaluator) noteUnknownSpeech(fs scrape.Families) {
+	if speech := unknownSpeechStreamFamilies(fs); len(speech) > 0 {
+		ev.notes = append(ev.notes, "unknown speech-stream families, tolerated: "+strings.Join(speech, ", "))
+	}
+}
+
+// diffusionOnly tells a server whose stages are all diffusion stages, and
+// returns those stages: a diffusion family has data, no upstream vllm:*
+// family exists (they are registered only for stages with an LLM engine),
+// and no pipeline series names a stage that is not one of them.
+func diffusionOnly(fs scrape.Families) (stages []string, ok bool) {
+	if len(upstreamPresent(fs)) > 0 {
+		return nil, false
+	}
+	diffusion := map[string]bool{}
+	for _, spec := range omnimetrics.DiffusionFamilies() {
+		if f, present := fs.Lookup(spec.Name); present {
+			for _, s := range f.Series {
+				if st, labelled := s.Labels[omnimetrics.LabelStage]; labelled && hasData(s) && !diffusion[st] {
+					diffusion[st] = true
+					stages = append(stages, st)
+				}
+			}
+		}
+	}
+	if len(stages) == 0 {
+		return nil, false
+	}
+	for _, n := range fs.Names() {
+		f := fs[n]
+		if !scrape.IsPipeline(n) || f.CreatedFor != "" {
+			continue
+		}
+		for _, s := range f.Series {
+			if st, labelled := s.Labels[omnimetrics.LabelStage]; labelled && !diffusion[st] {
+				return nil, false
+			}
+		}
+	}
+	sort.Strings(stages)
+	return stages, true
 }

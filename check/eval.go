@@ -121,6 +121,9 @@ type evaluator struct {
 	// parser rejected (only the format check runs then).
 	unparsed error
 	notes    []string
+	// speech says whether the server records speech streams (with run
+	// figures only).
+	speech SpeechVerdict
 }
 
 // Evaluate checks the rules against the input. Results keep rule order.
@@ -129,6 +132,12 @@ func Evaluate(in Input, rules []Rule) *Report {
 		in.After = scrape.Families{}
 	}
 	ev := &evaluator{in: in, delta: scrape.Diff(in.Before, in.After)}
+	if in.Run != nil {
+		run := *in.Run
+		ev.speech = JudgeSpeechStreams(in.After, ev.delta, &run)
+		run.ServerCountsSpeech = ev.speech.Counted
+		ev.in.Run = &run
+	}
 	for _, x := range []*Exposition{in.BeforeExposition, in.Exposition} {
 		if x != nil && x.ParseErr != nil && ev.unparsed == nil {
 			ev.unparsed = fmt.Errorf("%s does not parse", x.Source)
@@ -212,20 +221,22 @@ func pipelineWithData(fs scrape.Families) []string {
 func nonZeroSeries(f *scrape.Family) int {
 	n := 0
 	for _, s := range f.Series {
-		switch {
-		case s.Histogram != nil:
-			if s.Histogram.Count != 0 || s.Histogram.Sum != 0 {
-				n++
-			}
-		case s.Summary != nil:
-			if s.Summary.Count != 0 || s.Summary.Sum != 0 {
-				n++
-			}
-		case s.Value != 0:
+		if hasData(s) {
 			n++
 		}
 	}
 	return n
+}
+
+// hasData reports whether a series holds anything but zeros.
+func hasData(s scrape.Series) bool {
+	switch {
+	case s.Histogram != nil:
+		return s.Histogram.Count != 0 || s.Histogram.Sum != 0
+	case s.Summary != nil:
+		return s.Summary.Count != 0 || s.Summary.Sum != 0
+	}
+	return s.Value != 0
 }
 
 // display names a family the way the scrape spells it, else the rule does.
@@ -422,6 +433,11 @@ func (ev *evaluator) expect(r *Rule, base Result) []Result {
 			return []Result{base}
 		}
 	}
+	if _, present := ev.in.After.Lookup(r.Family); !present && r.Optional {
+		base.Status, base.Expected, base.Observed = Skip, r.Expect.String(), "absent"
+		base.Detail = "optional: not every server version exposes this family"
+		return []Result{base}
+	}
 	wildLabel := ""
 	for k, v := range r.Match {
 		if v == "*" {
@@ -468,8 +484,21 @@ func (ev *evaluator) expect(r *Rule, base Result) []Result {
 	return out
 }
 
-// compare evaluates one (expanded) comparison.
+// compare evaluates one (expanded) comparison, with what it must say about
+// speech streams (speechCaveat).
 func (ev *evaluator) compare(r *Rule, res Result, match map[string]string, fig string) Result {
+	caveat, undecided := ev.speechCaveat(fig)
+	if undecided {
+		res.Status, res.Expected, res.Detail = Skip, r.Expect.String(), caveat
+		return res
+	}
+	res = ev.compareWith(r, res, match, fig)
+	res.Detail = joinNote(res.Detail, caveat)
+	return res
+}
+
+// compareWith evaluates one (expanded) comparison.
+func (ev *evaluator) compareWith(r *Rule, res Result, match map[string]string, fig string) Result {
 	res.Tolerance = r.Tolerance.String()
 	expected := r.Expect.Value
 	res.Expected = r.Expect.Op + " " + scrape.FormatValue(expected)

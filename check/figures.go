@@ -44,7 +44,31 @@ type RunFigures struct {
 
 	PromptTokens     int
 	CompletionTokens int
+
+	// The same for speech streams (raw, SSE and WebSocket /v1/audio/speech):
+	// SpeechStreams counts those that delivered audio, SpeechTTFPSumS sums
+	// their TTFP, SpeechContinuous counts the successful ones continuous at
+	// each threshold, and SpeechCompleted counts the successful ones. Only
+	// servers since September 2026 count speech streams in their audio
+	// families (see JudgeSpeechStreams).
+	SpeechStreams    int
+	SpeechTTFPSumS   float64
+	SpeechContinuous map[string]int
+	SpeechCompleted  int
+
+	// ServerCountsSpeech says whether the server records speech streams in
+	// its audio families, which the audio_streams* figures follow. Evaluate
+	// sets it in its copy of the figures from JudgeSpeechStreams.
+	ServerCountsSpeech bool
 }
+
+// Figures that count what the server's audio families hold: the chat path,
+// plus speech streams when the server records them (ServerCountsSpeech).
+const (
+	figAudioStreams           = "audio_streams"
+	figAudioStreamsTTFPSum    = "audio_streams_ttfp_sum_s"
+	figAudioStreamsContinuous = "audio_streams_continuous"
+)
 
 // FiguresFromRecords derives run figures from the records of a run.
 func FiguresFromRecords(recs []results.Record) RunFigures {
@@ -60,6 +84,8 @@ func FiguresFromSet(set *summary.Set) RunFigures {
 		Completed: maps.Clone(t.Completed), Continuous: maps.Clone(t.Continuous),
 		ChatAudioResponses: t.ChatAudioResponses, TTFPSumS: t.TTFPSumS, AudioFrames: t.AudioFrames,
 		PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
+		SpeechStreams: t.SpeechStreams, SpeechTTFPSumS: t.SpeechTTFPSumS,
+		SpeechContinuous: maps.Clone(t.SpeechContinuous), SpeechCompleted: t.SpeechCompleted,
 	}
 }
 
@@ -70,6 +96,8 @@ func figureNames() []string {
 		"requests", "completed", "completed.*", "failed",
 		"chat_audio_responses", "ttfp_sum_s", "audio_frames", "continuous.*",
 		"prompt_tokens", "completion_tokens",
+		"speech_streams", "speech_ttfp_sum_s", "speech_continuous.*", "speech_completed",
+		figAudioStreams, figAudioStreamsTTFPSum, figAudioStreamsContinuous + ".*",
 	}
 }
 
@@ -91,18 +119,33 @@ func validFigure(name string) error {
 func (f *RunFigures) Lookup(name string) (float64, bool) {
 	base, key, keyed := strings.Cut(name, ".")
 	if keyed {
-		var m map[string]int
-		switch base {
-		case "completed":
-			m = f.Completed
-		case "continuous":
-			m = f.Continuous
-		default:
-			return 0, false
+		if base == figAudioStreamsContinuous {
+			n := f.Continuous[key]
+			if f.ServerCountsSpeech {
+				n += f.SpeechContinuous[key]
+			}
+			return float64(n), true
 		}
-		return float64(m[key]), true
+		m, ok := f.keyed(base)
+		return float64(m[key]), ok
+	}
+	withSpeech := func(chat, speech float64) float64 {
+		if f.ServerCountsSpeech {
+			return chat + speech
+		}
+		return chat
 	}
 	switch base {
+	case "speech_streams":
+		return float64(f.SpeechStreams), true
+	case "speech_ttfp_sum_s":
+		return f.SpeechTTFPSumS, true
+	case "speech_completed":
+		return float64(f.SpeechCompleted), true
+	case figAudioStreams:
+		return withSpeech(float64(f.ChatAudioResponses), float64(f.SpeechStreams)), true
+	case figAudioStreamsTTFPSum:
+		return withSpeech(f.TTFPSumS, f.SpeechTTFPSumS), true
 	case "requests":
 		return float64(f.Requests), true
 	case "completed":
@@ -123,18 +166,40 @@ func (f *RunFigures) Lookup(name string) (float64, bool) {
 	return 0, false
 }
 
-// keys returns the sorted keys of a keyed figure ("completed", "continuous").
-func (f *RunFigures) keys(base string) []string {
-	var m map[string]int
+// keyed returns the map of a keyed client figure; ok is false for other
+// names.
+func (f *RunFigures) keyed(base string) (m map[string]int, ok bool) {
 	switch base {
 	case "completed":
-		m = f.Completed
+		return f.Completed, true
 	case "continuous":
-		m = f.Continuous
+		return f.Continuous, true
+	case "speech_continuous":
+		return f.SpeechContinuous, true
 	}
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+	return nil, false
+}
+
+// keys returns the sorted keys of a keyed figure ("completed",
+// "continuous", "speech_continuous", "audio_streams_continuous").
+func (f *RunFigures) keys(base string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(m map[string]int) {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	if base == figAudioStreamsContinuous {
+		add(f.Continuous)
+		if f.ServerCountsSpeech {
+			add(f.SpeechContinuous)
+		}
+	} else if m, ok := f.keyed(base); ok {
+		add(m)
 	}
 	sort.Strings(out)
 	return out

@@ -24,8 +24,9 @@ type Rule struct {
 	Match map[string]string
 
 	Exists *bool // the family is (true) or is not (false) in the scrape
-	// Optional makes `exists: true` skip instead of fail when the family is
-	// absent: for families only some server versions expose.
+	// Optional makes `exists: true` and expect rules skip instead of fail
+	// when the family is absent: for families only some server versions
+	// expose.
 	Optional bool
 	Empty    *bool     // the family is present with no non-zero series (true), or has data (false)
 	Type     string    // the family has this type
@@ -251,8 +252,8 @@ func (r *Rule) Validate() error {
 			bad("stats: %v", err)
 		}
 	}
-	if r.Optional && (r.Exists == nil || !*r.Exists) {
-		bad("optional belongs to a rule with exists: true")
+	if r.Optional && r.Expect == nil && (r.Exists == nil || !*r.Exists) {
+		bad("optional belongs to a rule with exists: true or expect")
 	}
 	if r.Expect == nil && (r.Measure != "" || r.Quantile != nil || r.Tolerance != (Tolerance{})) {
 		bad("measure, quantile and tolerance belong to a rule with expect")

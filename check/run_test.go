@@ -23,7 +23,7 @@ func coreFigures() RunFigures {
 const (
 	ruleSuccess    = "requests_success_total matches the client's completed requests (finished_reason=stop)"
 	ruleE2E        = "e2e_request_latency_s count matches the completed requests"
-	ruleTTFPCount  = "audio_ttfp_s count matches the streamed chat responses with audio"
+	ruleTTFPCount  = "audio_ttfp_s count matches the streamed responses with audio"
 	ruleFrames     = "audio_frames_total matches the client's decoded frames"
 	ruleContinuity = "audio_continuity_ok_total matches the client's continuous responses"
 	ruleTTFPSum    = "server TTFP sum not above the client's"
@@ -76,7 +76,7 @@ func TestRunRules(t *testing.T) {
 			t.Errorf("%s: %+v, want a failure", name, r)
 		}
 	}
-	if r := res[ruleTTFPSum]; r.Expected != "<= 0.3 (run.ttfp_sum_s)" || r.Observed != "0.4" {
+	if r := res[ruleTTFPSum]; r.Expected != "<= 0.3 (run.audio_streams_ttfp_sum_s)" || r.Observed != "0.4" {
 		t.Errorf("ttfp sum = %+v", r)
 	}
 

@@ -37,7 +37,8 @@
 //     {finished_reason="abort"} (as the server counts failures) and
 //     errors_total{class}; it records no latency and no audio.
 //   - audio_ttfp_s is observed for every successful response with audio, on
-//     any endpoint (the server observes it on streaming chat only).
+//     any endpoint (servers observe it on streaming chat, and since
+//     September 2026 on speech streams too).
 //   - audio_rtf is the report's audio_rtf: the time of the last audio chunk
 //     after the send divided by the audio duration for chat, and the
 //     end-to-end time divided by the duration for speech (the vLLM-Omni

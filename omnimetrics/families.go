@@ -186,6 +186,58 @@ func PipelineFamilies() []FamilySpec {
 	return t[:]
 }
 
+// SpeechStreamStem is how the names of the speech-stream families begin
+// after the prefix. Servers since September 2026 count completed and aborted
+// /v1/audio/speech streams in families named so; their full names and reason
+// values were never published, so SpeechStreamFamilies holds the simulator's
+// guess, and a checker should accept any family that begins with the stem.
+const SpeechStreamStem = "speech_st"
+
+// Names (without prefix) of the speech-stream counters in
+// SpeechStreamFamilies: the simulator's guess.
+const (
+	SpeechStreamCompletedFamily = "speech_stream_completed_total"
+	SpeechStreamAbortedFamily   = "speech_stream_aborted_total"
+)
+
+// Reasons of speech_stream_aborted_total (the simulator's guess at the
+// server's bounded reason label).
+const (
+	SpeechAbortClientGone = "client_disconnect" // the client went away mid-stream
+	SpeechAbortError      = "error"             // generation failed mid-stream
+)
+
+// speechStreamFamily indexes the speech-stream table.
+type speechStreamFamily int
+
+const (
+	speechCompleted speechStreamFamily = iota
+	speechAborted
+	numSpeechStreamFamilies
+)
+
+// speechStreamTable is the single definition of the speech-stream counters
+// (names without prefix). The names are the simulator's guess: see
+// SpeechStreamStem.
+func speechStreamTable() [numSpeechStreamFamilies]FamilySpec {
+	return [numSpeechStreamFamilies]FamilySpec{
+		speechCompleted: {Name: SpeechStreamCompletedFamily, Type: TypeCounter, Labels: modelLabels(),
+			Help: "Speech streams (raw, SSE and WebSocket /v1/audio/speech) that completed normally"},
+		speechAborted: {Name: SpeechStreamAbortedFamily, Type: TypeCounter,
+			Labels: withLabel(modelLabels(), LabelReason),
+			Help:   "Speech streams that ended before completing, by reason (client_disconnect, error)"},
+	}
+}
+
+// SpeechStreamFamilies returns the speech-stream counters of servers since
+// September 2026 under the simulator's guessed names (names without
+// prefix). Metrics registers them only with Options.SpeechStreams. The
+// result is a fresh copy.
+func SpeechStreamFamilies() []FamilySpec {
+	t := speechStreamTable()
+	return t[:]
+}
+
 // upstreamFamily indexes the upstream table.
 type upstreamFamily int
 
@@ -263,6 +315,20 @@ func upstreamTable() [numUpstreamFamilies]FamilySpec {
 func UpstreamFamilies() []FamilySpec {
 	t := upstreamTable()
 	return t[:]
+}
+
+// LongStandingUpstreamFamilies returns the upstream families that every
+// vLLM release has registered for years (TTFT, e2e latency, running and
+// waiting requests, KV-cache usage, the token counters): the ones a checker
+// can require of a server with LLM stages and stats on. Which of the others
+// newer vLLM releases register is not known. The result is a fresh copy.
+func LongStandingUpstreamFamilies() []FamilySpec {
+	t := upstreamTable()
+	var out []FamilySpec
+	for _, i := range []upstreamFamily{upRunning, upWaiting, upKVCacheUsage, upPromptTokens, upGenerationTokens, upTTFT, upE2E} {
+		out = append(out, t[i])
+	}
+	return out
 }
 
 // DiffusionFamilies returns the diffusion-stage families of newer servers

@@ -58,6 +58,11 @@ type Options struct {
 	// family, in OpenMetrics as `_created` samples. The Go client prints none;
 	// the simulator turns this on to look like a real server.
 	PythonCreated bool
+	// SpeechStreams registers the speech-stream counters
+	// (SpeechStreamFamilies) that servers since September 2026 have, and
+	// lets SpeechStreamCompleted and SpeechStreamAborted record; without it
+	// they do nothing, as on older servers.
+	SpeechStreams bool
 }
 
 // StageReplica names one replica of one pipeline stage.
@@ -80,7 +85,8 @@ type Metrics struct {
 	thresh   []float64 // seconds
 	threshMS []string  // threshold_ms label values, parallel to thresh
 	fam      [numPipelineFamilies]vec
-	declared []declared // every registered family of this package, for HELP/TYPE-only output
+	speech   [numSpeechStreamFamilies]vec // zero without Options.SpeechStreams
+	declared []declared                   // every registered family of this package, for HELP/TYPE-only output
 
 	// Children of the model_name-only families, resolved once at New (stats on).
 	running, waiting        prometheus.Gauge
@@ -132,17 +138,16 @@ func newMetrics(opts Options, reg *prometheus.Registry) (*Metrics, error) {
 		threshMS: threshMS,
 	}
 	for i, spec := range pipelineTable() {
-		name := prefix + spec.Name
-		if !model.IsValidLegacyMetricName(name) {
-			return nil, fmt.Errorf("%w: metric name %q (prefix %q + family %q) is not a valid Prometheus metric name",
-				ErrInvalidOptions, name, prefix, spec.Name)
-		}
-		v, d, err := register(reg, name, spec, opts.ConstLabels)
-		if err != nil {
+		if m.fam[i], err = m.registerPrefixed(prefix, spec, opts.ConstLabels); err != nil {
 			return nil, err
 		}
-		m.fam[i] = v
-		m.declared = append(m.declared, d)
+	}
+	if opts.SpeechStreams {
+		for i, spec := range speechStreamTable() {
+			if m.speech[i], err = m.registerPrefixed(prefix, spec, opts.ConstLabels); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if m.enabled || !opts.BareStatsOff {
 		// Current servers bind these five children at start-up whatever
@@ -170,6 +175,22 @@ func newMetrics(opts Options, reg *prometheus.Registry) (*Metrics, error) {
 		m.declared = append(m.declared, decl...)
 	}
 	return m, nil
+}
+
+// registerPrefixed registers a family whose name takes the prefix and
+// declares it for the HELP/TYPE-only exposition.
+func (m *Metrics) registerPrefixed(prefix string, spec FamilySpec, constLabels prometheus.Labels) (vec, error) {
+	name := prefix + spec.Name
+	if !model.IsValidLegacyMetricName(name) {
+		return vec{}, fmt.Errorf("%w: metric name %q (prefix %q + family %q) is not a valid Prometheus metric name",
+			ErrInvalidOptions, name, prefix, spec.Name)
+	}
+	v, d, err := register(m.reg, name, spec, constLabels)
+	if err != nil {
+		return vec{}, err
+	}
+	m.declared = append(m.declared, d)
+	return v, nil
 }
 
 func validatePrefix(prefix string) error {
@@ -340,8 +361,9 @@ func (m *Metrics) AudioAtFinalize(sr StageReplica, frames int64, sampleRate int,
 	}).Observe(genTimeS / duration)
 }
 
-// AudioFirstPacket records audio_ttfp_s once per streaming chat request (the
-// caller holds the once-per-request guard). A negative value, from clock
+// AudioFirstPacket records audio_ttfp_s once per streaming chat request, and
+// on servers with speech-stream metrics once per speech stream (the caller
+// holds the once-per-request guard). A negative value, from clock
 // skew, is recorded as 0 like the server does.
 func (m *Metrics) AudioFirstPacket(sr StageReplica, ttfpS float64) {
 	if !m.enabled {
@@ -362,10 +384,47 @@ func (m *Metrics) AudioFirstPacket(sr StageReplica, ttfpS float64) {
 // the zero Result (the server returns early in both cases and never runs the
 // simulation).
 func (m *Metrics) AudioStreamingFinalize(sr StageReplica, arrivalsS []float64, bytes []int, sampleRate int) continuity.Result {
-	if !m.enabled || len(arrivalsS) == 0 {
+	if !m.enabled {
 		return continuity.Result{}
 	}
-	res := continuity.Simulate(continuity.Input{ArrivalsS: arrivalsS, Bytes: bytes, SampleRate: sampleRate}, m.mode)
+	return m.observeContinuity(sr, continuity.Input{ArrivalsS: arrivalsS, Bytes: bytes, SampleRate: sampleRate})
+}
+
+// SpeechStreamCompleted records a speech stream that completed normally, as
+// servers with speech-stream metrics finalize one (they skip this for
+// aborted streams): the continuity simulation over its PCM chunks as in
+// AudioStreamingFinalize, but with the stream's real channel count, and
+// speech_stream_completed_total +1. Without Options.SpeechStreams or with
+// stats off it records nothing.
+func (m *Metrics) SpeechStreamCompleted(sr StageReplica, arrivalsS []float64, bytes []int, sampleRate, channels int) continuity.Result {
+	c := m.speech[speechCompleted].counter
+	if !m.enabled || c == nil {
+		return continuity.Result{}
+	}
+	res := m.observeContinuity(sr, continuity.Input{ArrivalsS: arrivalsS, Bytes: bytes, SampleRate: sampleRate, Channels: channels})
+	c.WithLabelValues(m.model).Inc()
+	return res
+}
+
+// SpeechStreamAborted records a speech stream that ended before completing:
+// speech_stream_aborted_total{reason} +1 (SpeechAbortClientGone,
+// SpeechAbortError). Without Options.SpeechStreams or with stats off it
+// records nothing.
+func (m *Metrics) SpeechStreamAborted(reason string) {
+	c := m.speech[speechAborted].counter
+	if !m.enabled || c == nil {
+		return
+	}
+	c.WithLabelValues(m.model, reason).Inc()
+}
+
+// observeContinuity observes audio_underrun_s and audio_continuity_ok_total
+// for one stream's chunks; with no chunks it records nothing.
+func (m *Metrics) observeContinuity(sr StageReplica, in continuity.Input) continuity.Result {
+	if len(in.ArrivalsS) == 0 {
+		return continuity.Result{}
+	}
+	res := continuity.Simulate(in, m.mode)
 	c := m.audioChildren(sr)
 	c.underrun.get(func() prometheus.Observer {
 		return m.fam[famAudioUnderrun].histogram.With(m.srLabels(c))

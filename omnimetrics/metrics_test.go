@@ -535,3 +535,71 @@ func TestConcurrentObserve(t *testing.T) {
 	}
 	check("vllm:omni_transfer_size_bytes", map[string]string{"to_replica": "1"}, total/2)
 }
+
+// TestSpeechStreamCounters: the speech-stream counters are registered (and
+// shown as HELP/TYPE before any stream) only with Options.SpeechStreams; a
+// completed stream runs the continuity simulation with its real channel
+// count and counts once; an aborted one counts by reason; without the
+// option, or with stats off, nothing is recorded.
+func TestSpeechStreamCounters(t *testing.T) {
+	sr := StageReplica{Stage: 2}
+	// 2 x 4800 bytes at 24 kHz, 0.2 s apart: 0.1 s of audio each in mono
+	// (0.1 s underrun, continuous), 0.05 s in stereo (0.15 s, not).
+	arrivals, bytes := []float64{0, 0.2}, []int{4800, 4800}
+	completed := "vllm:omni_" + SpeechStreamCompletedFamily
+	aborted := "vllm:omni_" + SpeechStreamAbortedFamily
+
+	t.Run("registered with the option", func(t *testing.T) {
+		opts := serverOpts("")
+		opts.SpeechStreams = true
+		m := newTestMetrics(t, opts)
+		_, body := scrape(t, m.Handler(), "")
+		for _, name := range []string{completed, aborted} {
+			if !strings.Contains(string(body), "# TYPE "+name+" counter\n") {
+				t.Errorf("%s not declared before any stream:\n%s", name, body)
+			}
+		}
+		res := m.SpeechStreamCompleted(sr, arrivals, bytes, 24000, 2)
+		if math.Abs(res.MaxUnderrunS-0.15) > 1e-12 {
+			t.Errorf("stereo stream: max underrun %v, want 0.15", res.MaxUnderrunS)
+		}
+		m.SpeechStreamCompleted(sr, arrivals, bytes, 24000, 1)
+		m.SpeechStreamAborted(SpeechAbortError)
+		if c := findMetric(t, m.Registry(), completed, nil); c == nil || c.GetCounter().GetValue() != 2 {
+			t.Errorf("completed = %v, want 2", c)
+		}
+		if c := findMetric(t, m.Registry(), aborted, map[string]string{LabelReason: SpeechAbortError}); c == nil || c.GetCounter().GetValue() != 1 {
+			t.Errorf("aborted{reason=error} = %v, want 1", c)
+		}
+		if u := findMetric(t, m.Registry(), "vllm:omni_audio_underrun_s", nil); u.GetHistogram().GetSampleCount() != 2 {
+			t.Errorf("underrun count %d, want 2", u.GetHistogram().GetSampleCount())
+		}
+		ok := findMetric(t, m.Registry(), "vllm:omni_audio_continuity_ok_total", map[string]string{LabelThresholdMS: "100"})
+		if ok.GetCounter().GetValue() != 1 {
+			t.Errorf("continuity_ok{100} = %v, want 1 (the mono stream only)", ok.GetCounter().GetValue())
+		}
+	})
+	for _, tc := range []struct {
+		name         string
+		option, stat bool
+	}{{"without the option", false, true}, {"stats off", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := serverOpts("")
+			opts.SpeechStreams, opts.StatsEnabled = tc.option, tc.stat
+			m := newTestMetrics(t, opts)
+			if res := m.SpeechStreamCompleted(sr, arrivals, bytes, 24000, 1); res != (continuity.Result{}) {
+				t.Errorf("result %+v, want zero", res)
+			}
+			m.SpeechStreamAborted(SpeechAbortClientGone)
+			for _, name := range []string{completed, aborted, "vllm:omni_audio_underrun_s"} {
+				if c := findMetric(t, m.Registry(), name, nil); c != nil {
+					t.Errorf("%s recorded: %v", name, c)
+				}
+			}
+			_, body := scrape(t, m.Handler(), "")
+			if declared := strings.Contains(string(body), completed); declared != tc.option {
+				t.Errorf("%s declared: %v, want %v", completed, declared, tc.option)
+			}
+		})
+	}
+}

@@ -257,6 +257,13 @@ type PlayerResult struct {
 // chunk (RTFLastChunk) instead of the end of the request (RTFE2E).
 func (r *Record) ChatPath() bool { return r.Kind == KindChat || r.Kind == KindRealtime }
 
+// SpeechStreamKind reports whether requests of kind are speech streams (raw,
+// SSE or WebSocket /v1/audio/speech): servers since September 2026 record
+// TTFP and continuity for them as for the chat path, older ones do not.
+func SpeechStreamKind(kind string) bool {
+	return kind == KindSpeech || kind == KindSpeechSSE || kind == KindSpeechWS
+}
+
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
 

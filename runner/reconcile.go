@@ -6,7 +6,9 @@ import (
 	"math"
 
 	"github.com/omnibench/omnibench/check"
+	"github.com/omnibench/omnibench/omnimetrics"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
 )
@@ -42,6 +44,11 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 	}
 	d := o.Delta
 	fig := check.FiguresFromSet(o.Set)
+	var after scrape.Families
+	if o.After != nil {
+		after, _ = o.After.Families() // unreadable: judged from the delta alone
+	}
+	speech := check.JudgeSpeechStreams(after, d, &fig)
 	var rows []report.Comparison
 	add := func(figure string, server, client float64, haveServer bool, unit, note string) {
 		c := report.Comparison{Figure: figure, Unit: unit, Note: note}
@@ -74,16 +81,8 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 	skipped, okSkipped := d.CounterDelta("audio_skipped_requests_total", nil)
 	add("requests without audio (skipped)", skipped, float64(noAudio(o)), okSkipped, "", "audio_skipped_requests_total vs successful responses with no audio")
 
-	ttfp, okTTFP := d.HistogramDelta("audio_ttfp_s", nil)
-	add("TTFP observations", ttfp.Count, float64(fig.ChatAudioResponses), okTTFP, "", "one per streamed chat response with audio; speech never records TTFP")
-	clientTTFP := chatTTFPs(o)
-	if okTTFP && ttfp.Count > 0 {
-		add("TTFP mean", 1000*ttfp.Sum/ttfp.Count, 1000*mean(clientTTFP), true, "ms", "server measures from request arrival, so it should not exceed the client's")
-		for _, q := range []float64{0.5, 0.95} {
-			add(fmt.Sprintf("TTFP p%g", q*100), 1000*ttfp.Quantile(q), 1000*percentile(clientTTFP, q*100), true, "ms",
-				"server: histogram_quantile over the bucket deltas, exact only to the bucket")
-		}
-	}
+	o.ttfpRows(add, fig, speech)
+	o.speechStreamRows(add, fig)
 
 	// The server's RTF is generation time / duration, which no stream
 	// carries: its /metrics is where "the server's RTF" becomes known.
@@ -101,12 +100,89 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 		add("e2e p50", 1000*e2e.Quantile(0.5), 1000*percentile(e2es(o), 50), true, "ms", "server: histogram_quantile over the bucket deltas, exact only to the bucket")
 	}
 
-	for _, th := range sortedKeys(fig.Continuous) {
+	for _, th := range sortedKeys(fig.Continuous, streamsCounted(speech, fig.SpeechContinuous)) {
 		ok, okCont := d.CounterDelta("audio_continuity_ok_total", map[string]string{"threshold_ms": th})
-		add("continuity OK ("+th+" ms)", ok, float64(fig.Continuous[th]), okCont, "",
-			"server: its own send clock, reference player; client: arrival clock")
+		client := fig.Continuous[th] + streamsCounted(speech, fig.SpeechContinuous)[th]
+		add("continuity OK ("+th+" ms)", ok, float64(client), okCont, "",
+			joinNote("server: its own send clock, reference player; client: arrival clock", speechNote(speech, fig)))
 	}
 	return rows
+}
+
+// addRow adds one row of the comparison (ServerVsClient's add).
+type addRow func(figure string, server, client float64, haveServer bool, unit, note string)
+
+// ttfpRows compares the server's TTFP observations with the client's
+// streams: chat, and speech streams where the server records them
+// (check.JudgeSpeechStreams). When it does not, the run's speech streams get
+// a row of their own that says so, and a speech-only run gets no TTFP
+// comparison: zero against zero would be a false match.
+func (o *Outcome) ttfpRows(add addRow, fig check.RunFigures, speech check.SpeechVerdict) {
+	ttfp, okTTFP := o.Delta.HistogramDelta("audio_ttfp_s", nil)
+	streams := fig.ChatAudioResponses
+	if speech.Counted {
+		streams += fig.SpeechStreams
+	}
+	if fig.SpeechStreams > 0 && !speech.Counted {
+		add("speech streams in the audio families", math.NaN(), float64(fig.SpeechStreams), false, "",
+			"not recorded: "+speech.How+"; their TTFP and continuity are not compared")
+		if fig.ChatAudioResponses == 0 {
+			return
+		}
+	}
+	note := joinNote("one per streamed response with audio", speechNote(speech, fig))
+	add("TTFP observations", ttfp.Count, float64(streams), okTTFP, "", note)
+	clientTTFP := streamTTFPs(o, speech.Counted)
+	if okTTFP && ttfp.Count > 0 {
+		add("TTFP mean", 1000*ttfp.Sum/ttfp.Count, 1000*mean(clientTTFP), true, "ms", "server measures from request arrival, so it should not exceed the client's")
+		for _, q := range []float64{0.5, 0.95} {
+			add(fmt.Sprintf("TTFP p%g", q*100), 1000*ttfp.Quantile(q), 1000*percentile(clientTTFP, q*100), true, "ms",
+				"server: histogram_quantile over the bucket deltas, exact only to the bucket")
+		}
+	}
+}
+
+// speechStreamRows compares the speech-stream counters, when the server
+// has them under the names the simulator gives them.
+func (o *Outcome) speechStreamRows(add addRow, fig check.RunFigures) {
+	if done, ok := o.Delta.CounterDelta(omnimetrics.SpeechStreamCompletedFamily, nil); ok {
+		add("speech streams completed", done, float64(fig.SpeechCompleted), true, "",
+			omnimetrics.SpeechStreamCompletedFamily+" vs successful speech streams")
+	}
+	if aborted, ok := o.Delta.CounterDelta(omnimetrics.SpeechStreamAbortedFamily, nil); ok {
+		add("speech streams aborted", aborted, math.NaN(), true, "",
+			omnimetrics.SpeechStreamAbortedFamily+", all reasons: the client cannot tell which failures the server counts")
+	}
+}
+
+// speechNote says which streams the audio families count, when the run has
+// speech streams.
+func speechNote(speech check.SpeechVerdict, fig check.RunFigures) string {
+	switch {
+	case fig.SpeechStreams == 0 && fig.SpeechCompleted == 0:
+		return ""
+	case speech.Counted:
+		return "chat and speech streams: " + speech.How
+	}
+	return "chat streams only: " + speech.How
+}
+
+// streamsCounted is m when the server records speech streams, else nil.
+func streamsCounted(speech check.SpeechVerdict, m map[string]int) map[string]int {
+	if speech.Counted {
+		return m
+	}
+	return nil
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 func noAudio(o *Outcome) int {
@@ -119,14 +195,14 @@ func noAudio(o *Outcome) int {
 	return n
 }
 
-// chatTTFPs and e2es read the send-relative offsets, not Record.Latency, on
+// streamTTFPs (chat, and speech streams when withSpeech) and e2es read the send-relative offsets, not Record.Latency, on
 // purpose: the server starts its clock when the request arrives and cannot
 // see the client's scheduling lag, so the comparable client figure is the
 // one measured from the send.
-func chatTTFPs(o *Outcome) []float64 {
+func streamTTFPs(o *Outcome, withSpeech bool) []float64 {
 	var xs []float64
 	o.Set.All(func(r *summary.Sample) {
-		if o.Set.ChatPath(r) && r.TTFPS > 0 {
+		if (o.Set.ChatPath(r) || withSpeech && o.Set.SpeechStream(r)) && r.TTFPS > 0 {
 			xs = append(xs, r.TTFPS)
 		}
 	})
@@ -181,10 +257,17 @@ func percentile(xs []float64, p float64) float64 {
 	return v
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// sortedKeys returns the keys of the maps, each once.
+func sortedKeys(maps ...map[string]int) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, m := range maps {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
 	}
 	// Threshold labels are integers: order them numerically.
 	for i := 1; i < len(keys); i++ {

@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/simulator"
 )
 
@@ -30,4 +34,80 @@ func TestServerVsClientRTFAndDuration(t *testing.T) {
 	if dur.Server == nil || dur.Client == nil || math.Abs(*dur.Server-*dur.Client) > 1e-9 {
 		t.Errorf("audio duration mean: server %v, client %v: want equal", fp(dur.Server), fp(dur.Client))
 	}
+}
+
+// TestServerVsClientSpeechStreams reconciles streaming speech runs (raw,
+// SSE, WebSocket) with a simulator of each server age. A current server
+// records one TTFP, underrun and completed-stream count per speech stream,
+// and the rows agree. An older one records none: the comparison must say
+// so instead of setting its zero beside a zero of chat streams, and must
+// compare no continuity.
+func TestServerVsClientSpeechStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, scenario, kind string
+		ws                   WSOptions
+	}{
+		{"raw", "tts-short", results.KindSpeech, WSOptions{}},
+		{"sse", "tts-short", results.KindSpeechSSE, WSOptions{}},
+		{"ws", "tts-short", results.KindSpeechWS, WSOptions{Turns: 2}},
+	} {
+		for _, old := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/old=%v", tc.name, old), func(t *testing.T) {
+				t.Parallel()
+				wl := workload(t, tc.scenario, tc.kind, "")
+				sim := startSim(t, wl, func(c *simulator.Config) { c.NoSpeechStreamMetrics = old })
+				cfg := baseConfig(sim.URL, wl, 3, 2)
+				cfg.WS = tc.ws
+				out := mustRun(t, cfg)
+				n := float64(len(out.Records))
+				for _, r := range out.Records {
+					if !r.OK() || !r.HasAudio() {
+						t.Fatalf("record %s: %s %s, audio %v", r.ID, r.ErrorClass, r.Error, r.HasAudio())
+					}
+				}
+				rows := out.ServerVsClient()
+				if old {
+					wantSpeechNotRecorded(t, rows, n)
+					return
+				}
+				wantAgree(t, rows, "TTFP observations", n)
+				wantAgree(t, rows, "speech streams completed", n)
+				if r := row(t, rows, "continuity OK (100 ms)"); r.Server == nil || r.Client == nil {
+					t.Errorf("continuity OK: server %v, client %v: want both sides", fp(r.Server), fp(r.Client))
+				}
+				if got := histCount(t, out, "audio_underrun_s"); got != n {
+					t.Errorf("audio_underrun_s counted %v streams, want %v", got, n)
+				}
+			})
+		}
+	}
+}
+
+// wantSpeechNotRecorded checks the rows of a speech-only run against a
+// server that does not record speech streams: no TTFP or continuity row
+// (zero beside zero would read as a match), and a row that says the n
+// speech streams are not recorded.
+func wantSpeechNotRecorded(t *testing.T, rows []report.Comparison, n float64) {
+	t.Helper()
+	for _, r := range rows {
+		if r.Figure == "TTFP observations" || strings.HasPrefix(r.Figure, "continuity OK") {
+			t.Errorf("row %q (server %v, client %v) compares what the server does not record", r.Figure, fp(r.Server), fp(r.Client))
+		}
+	}
+	r := row(t, rows, "speech streams in the audio families")
+	if r.Server != nil || r.Client == nil || *r.Client != n || !strings.Contains(r.Note, "does not record speech streams") {
+		t.Errorf("speech streams row: server %v, client %v, note %q: want no server value, %v streams, and why", fp(r.Server), fp(r.Client), r.Note, n)
+	}
+}
+
+// histCount is the number of observations a server histogram family gained
+// over the run.
+func histCount(t *testing.T, out *ran, family string) float64 {
+	t.Helper()
+	h, ok := out.Delta.HistogramDelta(family, nil)
+	if !ok {
+		t.Fatalf("no %s in the /metrics delta", family)
+	}
+	return h.Count
 }

@@ -54,6 +54,12 @@ type Config struct {
 	// DuplexChat, with DuplexOnly, keeps POST /v1/chat/completions, as
 	// when the duplex plugin supports chat.
 	DuplexChat bool
+	// NoSpeechStreamMetrics simulates a server from before September 2026:
+	// speech streams feed only the request-end families. By default (false),
+	// as on current servers, raw, SSE and WebSocket speech streams also
+	// record audio_ttfp_s, audio_underrun_s and audio_continuity_ok_total,
+	// and count in the speech-stream counters (omnimetrics.SpeechStreamFamilies).
+	NoSpeechStreamMetrics bool
 
 	// onSend, when set (this package's tests and benchmarks), is told each
 	// streamed event's scheduled time (wall clock) and how late it left.

@@ -15,6 +15,9 @@
 // the real server records each value (docs/reference/metric-families.md,
 // section 3.4), with requests bound to
 // replicas of a stage topology (thinker 0, talker 1, code2wav 2 by default).
+// Speech streams feed the audio families and the speech-stream counters as
+// on servers since September 2026 (speech_metrics.go), unless
+// Config.NoSpeechStreamMetrics asks for an older server.
 //
 // # Timing model
 //

@@ -16,10 +16,13 @@ import (
 const p = omnimetrics.PrefixDesign
 
 func TestMetricsRecordedWhereTheServerRecords(t *testing.T) {
-	run := startSim(t, testConfig())
+	cfg := testConfig()
+	cfg.NoSpeechStreamMetrics = true // a server from before September 2026
+	run := startSim(t, cfg)
 	lb := lbl(0)
 
-	// A speech request in every mode: duration/frames, never TTFP or continuity.
+	// A speech request in every mode: duration/frames, never TTFP or continuity
+	// on an older server (TestSpeechStreamMetrics has the current ones).
 	doSpeech(t, run, speechReq(input10, nil))
 	doSpeech(t, run, speechReq(input10, map[string]any{"stream_format": "audio"}))
 	if _, _, err := doSpeechSSE(t, run, speechReq(input10, map[string]any{"stream": true})); err != nil {
@@ -324,4 +327,100 @@ func statsOffBound(name string) bool {
 		}
 	}
 	return false
+}
+
+// TestSpeechStreamMetrics: on a current server every speech stream (raw,
+// SSE, WebSocket in stream and file mode) records one TTFP, and when it
+// completes one underrun observation, continuity and the completed-stream
+// counter; a stream that fails mid-way records its TTFP and counts as
+// aborted with reason "error", without finalize; whole-file speech records
+// none of it. An older server registers no speech-stream family and records
+// none of it either.
+func TestSpeechStreamMetrics(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprintf("old=%v", old), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.NoSpeechStreamMetrics = old
+			run := startSim(t, cfg)
+			doSpeech(t, run, speechReq(input10, nil)) // whole file: not a stream
+			doSpeech(t, run, speechReq(input10, map[string]any{"stream_format": "audio"}))
+			if _, _, err := doSpeechSSE(t, run, speechReq(input10, map[string]any{"stream": true})); err != nil {
+				t.Fatal(err)
+			}
+			speakWS(t, run, `{"type":"session.config","response_format":"pcm","stream_audio":true}`)
+			speakWS(t, run, `{"type":"session.config"}`) // one WAV file per utterance
+
+			mfs, text := scrape(t, run.URL, "")
+			lb := lbl(0)
+			streams := uint64(4)
+			if old {
+				streams = 0
+				if strings.Contains(text, "speech_stream") {
+					t.Errorf("an older server exposes a speech-stream family:\n%s", text)
+				}
+			}
+			if n := histCount(mfs, p+"audio_ttfp_s", lb); n != streams {
+				t.Errorf("TTFP count %d, want %d", n, streams)
+			}
+			if n := histCount(mfs, p+"audio_underrun_s", lb); n != streams {
+				t.Errorf("underrun count %d, want %d", n, streams)
+			}
+			ok := m{"model_name": testModel, "stage": "2", "replica": "0", "threshold_ms": "100"}
+			if v := counter(mfs, p+"audio_continuity_ok_total", ok); v != float64(streams) {
+				t.Errorf("continuity_ok{100} = %v, want %d", v, streams)
+			}
+			if v := counter(mfs, p+omnimetrics.SpeechStreamCompletedFamily, nil); v != float64(streams) {
+				t.Errorf("completed speech streams %v, want %d", v, streams)
+			}
+			if n := histCount(mfs, p+"audio_duration_s", lb); n != 5 {
+				t.Errorf("duration count %d after 5 speech requests, want 5", n)
+			}
+		})
+	}
+}
+
+// TestSpeechStreamAborted: a speech stream that fails mid-way has recorded
+// its TTFP, is not finalized (no underrun, not completed) and counts as
+// aborted with reason "error".
+func TestSpeechStreamAborted(t *testing.T) {
+	cfg := testConfig()
+	cfg.Faults.ErrorEvent = 1
+	run := startSim(t, cfg)
+	// 10 characters: five chunks, the fault strikes before the third.
+	if _, _, err := doSpeechSSE(t, run, speechReq(input10, map[string]any{"stream": true})); err != nil {
+		t.Fatal(err)
+	}
+	mfs, _ := scrape(t, run.URL, "")
+	lb := lbl(0)
+	if n := histCount(mfs, p+"audio_ttfp_s", lb); n != 1 {
+		t.Errorf("TTFP count %d, want 1", n)
+	}
+	if n := histCount(mfs, p+"audio_underrun_s", lb); n != 0 {
+		t.Errorf("underrun count %d of an aborted stream, want 0", n)
+	}
+	if v := counter(mfs, p+omnimetrics.SpeechStreamCompletedFamily, nil); v != 0 {
+		t.Errorf("completed speech streams %v, want 0", v)
+	}
+	if v := counter(mfs, p+omnimetrics.SpeechStreamAbortedFamily, m{"reason": omnimetrics.SpeechAbortError}); v != 1 {
+		t.Errorf("aborted{reason=error} %v, want 1", v)
+	}
+}
+
+// speakWS speaks one utterance in a session configured by config and waits
+// for its session.done.
+func speakWS(t *testing.T, run *Running, config string) {
+	t.Helper()
+	w := dialWS(t, run, "/v1/audio/speech/stream")
+	w.send(config)
+	w.send(`{"type":"input.text","text":"` + input10 + `"}`)
+	w.send(`{"type":"input.done"}`)
+	w.expect("audio.start")
+	m := w.next()
+	for i := 0; m["type"] == "_binary" && i < 1000; i++ {
+		m = w.next()
+	}
+	if m["type"] != "audio.done" || m["error"] != false {
+		t.Fatalf("after the audio: %v, want audio.done without error", m)
+	}
+	w.expect("session.done")
 }

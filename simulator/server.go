@@ -61,6 +61,7 @@ func New(cfg Config) (*Server, error) {
 		Topology:       cfg.Topology,
 		ContinuityMode: continuity.Reference,
 		PythonCreated:  true, // look like prometheus_client
+		SpeechStreams:  !cfg.NoSpeechStreamMetrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulator metrics: %w", err)

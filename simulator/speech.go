@@ -215,8 +215,10 @@ func (s *Server) speechBytes(w http.ResponseWriter, j *job, req *speechRequest) 
 	}
 	_ = rc.Flush()
 	cork := corkOf(j.ctx)
+	sm := s.newSpeechStreamMetrics(j)
 	err := j.run(func(ev *event) error {
 		buf = j.render(buf[:0], ev)
+		sm.payload(len(buf))
 		return corked(cork, func() error {
 			if _, err := w.Write(buf); err != nil {
 				return err
@@ -226,11 +228,14 @@ func (s *Server) speechBytes(w http.ResponseWriter, j *job, req *speechRequest) 
 	})
 	switch {
 	case err == nil:
+		sm.completed()
 		j.succeed()
 	case errors.Is(err, errFaultEvent), errors.Is(err, errFaultDisconnect):
+		sm.aborted(abortReason(err))
 		j.fail()
 		panic(http.ErrAbortHandler)
 	default:
+		sm.aborted(abortReason(err))
 		j.fail()
 	}
 }
@@ -251,6 +256,7 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 		payload = append(payload, '}')
 		return out.send(deltaType, payload)
 	}
+	sm := s.newSpeechStreamMetrics(j)
 	err := func() error {
 		if req.format == "wav" {
 			if err := delta(wav.AppendHeader(nil, s.wavFormat(), wav.UnknownSize), false); err != nil {
@@ -259,11 +265,13 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 		}
 		return j.run(func(ev *event) error {
 			pcm = j.render(pcm[:0], ev)
+			sm.payload(len(pcm))
 			return delta(pcm, ev.corrupt)
 		})
 	}()
 	switch {
 	case err == nil:
+		sm.completed()
 		j.succeed()
 		payload = append(payload[:0], `{"type":"speech.audio.done","usage":{"input_tokens":`...)
 		payload = strconv.AppendInt(payload, int64(j.spec.promptTok), 10)
@@ -274,6 +282,7 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 		payload = append(payload, `}}`...)
 		_ = out.send("speech.audio.done", payload) // a client gone at the very end changes nothing
 	case errors.Is(err, errFaultEvent):
+		sm.aborted(abortReason(err))
 		j.fail()
 		e := errInternal("simulated mid-stream error (fault injection: --fault-error-event)")
 		e.Type = "server_error"
@@ -282,9 +291,11 @@ func (s *Server) speechEvents(w http.ResponseWriter, j *job, req *speechRequest)
 		payload = append(payload, '}')
 		_ = out.send("speech.audio.error", payload)
 	case errors.Is(err, errFaultDisconnect):
+		sm.aborted(abortReason(err))
 		j.fail()
 		panic(http.ErrAbortHandler)
 	default:
+		sm.aborted(abortReason(err))
 		j.fail()
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/omnibench/omnibench/omnimetrics"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -381,11 +382,17 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 		audioInS:  cfg.refS,
 	})
 	defer j.release()
+	// Every utterance of this endpoint is a speech stream to the server's
+	// speech-stream metrics, file mode too: its one binary frame is its
+	// first and only PCM payload.
+	sm := s.newSpeechStreamMetrics(j)
 	if j.plan.faults.http500 {
+		sm.aborted(omnimetrics.SpeechAbortError)
 		j.fail()
 		return 0, "simulated internal server error (fault injection: --fault-500)", false
 	}
 	if !cfg.streamAudio && cfg.format != "wav" && cfg.format != "pcm" {
+		sm.aborted(omnimetrics.SpeechAbortError)
 		j.fail()
 		return 0, fmt.Sprintf("the simulator does not encode %s; use wav or pcm", cfg.format), false
 	}
@@ -401,6 +408,7 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 			framesSent += int64(ev.frames)
 			b64 := string(appendBase64(nil, pcm, ev.corrupt))
 			total += int64(len(pcm))
+			sm.payload(len(pcm))
 			chunk := speechAudioChunk{Type: "audio.chunk", UtteranceIndex: idx, ChunkID: chunkID, ChunkStartMS: startMS,
 				ChunkEndMS: framesMS(framesSent, rate), SampleRate: rate, AudioB64: b64, Timestamps: json.RawMessage("null")}
 			chunkID++
@@ -408,12 +416,16 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 		case cfg.streamAudio:
 			pcm = j.render(pcm[:0], ev)
 			total += int64(len(pcm))
+			sm.payload(len(pcm))
 			return writeWS(sc.ctx, sc.c, websocket.MessageBinary, pcm)
 		default:
 			pcm = j.render(pcm, ev) // the whole file goes out at the end
 			return nil
 		}
 	})
+	if err != nil {
+		sm.aborted(abortReason(err))
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, errFaultEvent):
@@ -434,6 +446,7 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 		ts, _ := json.Marshal(wordTimes(text, end))
 		if err := sc.send(speechAudioChunk{Type: "audio.chunk", UtteranceIndex: idx, ChunkID: chunkID, ChunkEndMS: end,
 			SampleRate: rate, Timestamps: ts}); err != nil {
+			sm.aborted(omnimetrics.SpeechAbortClientGone)
 			j.fail()
 			return total, "", true
 		}
@@ -443,11 +456,14 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 			file = wav.Encode(s.wavFormat(), pcm)
 		}
 		total = int64(len(file))
+		sm.payload(len(pcm))
 		if err := writeWS(sc.ctx, sc.c, websocket.MessageBinary, file); err != nil {
+			sm.aborted(omnimetrics.SpeechAbortClientGone)
 			j.fail()
 			return total, "", true
 		}
 	}
+	sm.completed()
 	j.succeed()
 	return total, "", false
 }

@@ -53,6 +53,13 @@ type Totals struct {
 	AudioFrames                      int64
 	Completed                        map[string]int // finish reason ("stop" when none), "abort" for failures
 	Continuous                       map[string]int // chat-path responses continuous at each label
+
+	// The same for speech streams (results.SpeechStreamKind), which only
+	// servers since September 2026 count in their audio families, and the
+	// successful speech streams.
+	SpeechStreams, SpeechCompleted int
+	SpeechTTFPSumS                 float64
+	SpeechContinuous               map[string]int
 }
 
 // RealtimeTurn is what the realtime bench block reads of one realtime turn.
@@ -116,7 +123,7 @@ func NewSet() *Set {
 		gaps:   pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(1, 2))},
 		stamps: pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(3, 4))},
 		errors: map[errorKey]*errorCount{},
-		Totals: Totals{Completed: map[string]int{}, Continuous: map[string]int{}},
+		Totals: Totals{Completed: map[string]int{}, Continuous: map[string]int{}, SpeechContinuous: map[string]int{}},
 	}
 }
 
@@ -242,9 +249,15 @@ func (s *Set) total(r *results.Record) {
 	t.Requests++
 	t.PromptTokens += r.PromptTokens
 	t.CompletionTokens += r.CompletionTokens
-	if r.ChatPath() && r.TTFPS > 0 {
+	speech := results.SpeechStreamKind(r.Kind)
+	switch {
+	case r.TTFPS <= 0:
+	case r.ChatPath():
 		t.ChatAudioResponses++
 		t.TTFPSumS += r.TTFPS
+	case speech:
+		t.SpeechStreams++
+		t.SpeechTTFPSumS += r.TTFPS
 	}
 	if !r.OK() {
 		t.Failed++
@@ -264,13 +277,26 @@ func (s *Set) total(r *results.Record) {
 	}
 	t.CompletedTotal++
 	t.AudioFrames += r.AudioFrames
-	if r.ChatPath() && r.Continuity != nil {
-		for th, ok := range r.Continuity.OK {
-			if ok {
-				t.Continuous[th]++
-			} else if _, seen := t.Continuous[th]; !seen && len(t.Continuous) < maxInterned {
-				t.Continuous[th] = 0
-			}
+	if speech {
+		t.SpeechCompleted++
+	}
+	if r.Continuity == nil {
+		return
+	}
+	var continuous map[string]int
+	switch {
+	case r.ChatPath():
+		continuous = t.Continuous
+	case speech:
+		continuous = t.SpeechContinuous
+	default:
+		return
+	}
+	for th, ok := range r.Continuity.OK {
+		if ok {
+			continuous[th]++
+		} else if _, seen := continuous[th]; !seen && len(continuous) < maxInterned {
+			continuous[th] = 0
 		}
 	}
 }
@@ -337,6 +363,9 @@ func (s *Set) ChatPath(x *Sample) bool {
 	k := s.Kind(x)
 	return k == results.KindChat || k == results.KindRealtime
 }
+
+// SpeechStream reports whether x is a speech stream (results.SpeechStreamKind).
+func (s *Set) SpeechStream(x *Sample) bool { return results.SpeechStreamKind(s.Kind(x)) }
 
 // Continuous is the continuity verdict at threshold th (label l): the
 // record's own when its result has one, else max underrun <= th. ok is false

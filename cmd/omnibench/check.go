@@ -63,7 +63,10 @@ and one summary line ("45 rules, 0 failed"); --verbose lists every rule;
 With --run (the results JSONL of "omnibench run"), rules also compare the
 server's counters with what the client observed: completed requests by
 finish reason, TTFP observations, audio frames, continuous responses and the
-TTFP sum, each within a stated tolerance.
+TTFP sum, each within a stated tolerance. Speech streams count where the
+server records them (servers since September 2026: told from their
+speech_st* counters, or an audio_ttfp_s count that includes them); on older
+servers the rules compare chat streams only and say so.
 
 Exit status: 0 every rule passed (or was skipped), 1 a rule failed (an
 exposition that does not parse is a failed rule with the format profile),

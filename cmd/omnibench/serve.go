@@ -23,10 +23,13 @@ type serveOptions struct {
 	logStats        bool
 	disableLogStats bool
 	noStamp         bool
+	// speechStreamMetrics: speech streams feed the audio families and the
+	// speech-stream counters, as on servers since September 2026.
+	speechStreamMetrics bool
 }
 
 func newServeCmd() *cobra.Command {
-	o := serveOptions{cfg: simulator.DefaultConfig(), replicas: "1,1,1"}
+	o := serveOptions{cfg: simulator.DefaultConfig(), replicas: "1,1,1", speechStreamMetrics: true}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the simulated vLLM-Omni server (chat, speech, /metrics)",
@@ -109,6 +112,8 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")
 	f.StringVar(&c.Prefix, "metrics-prefix", c.Prefix,
 		fmt.Sprintf("pipeline family prefix: %s (design) or %s (newer servers)", omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent))
+	f.BoolVar(&o.speechStreamMetrics, "speech-stream-metrics", true,
+		"speech streams record TTFP, underrun and continuity and the speech_stream_* counters (servers since Sep 2026); false: chat only, as older servers")
 	w := &c.WS
 	f.DurationVar(&w.SpeechConfigTimeout, "ws-config-timeout", 10*time.Second, "WS /v1/audio/speech/stream: wait for session.config")
 	f.DurationVar(&w.SpeechIdleTimeout, "ws-idle-timeout", 30*time.Second, "WS /v1/audio/speech/stream: wait for every later message")
@@ -138,6 +143,7 @@ func (o *serveOptions) config() (simulator.Config, error) {
 	cfg.Topology = topo
 	cfg.StatsEnabled = o.logStats && !o.disableLogStats
 	cfg.Stamp = !o.noStamp
+	cfg.NoSpeechStreamMetrics = !o.speechStreamMetrics
 	// Validate here too so a bad flag fails before anything listens.
 	if _, err := simulator.New(cfg); err != nil {
 		return cfg, err
