@@ -252,19 +252,20 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			sc.ExtraBody[k] = v
 		}
 	}
-	for _, h := range o.headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return cfg, nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
-		}
-		if sc.Headers == nil {
-			sc.Headers = map[string]string{}
-		}
-		sc.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	apiKey := o.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OMNIBENCH_API_KEY")
+	}
+	creds, err := o.applyHeaders(sc, apiKey != "")
+	if err != nil {
+		return cfg, nil, err
 	}
 	wl, err := sc.Workload()
 	if err != nil {
 		return cfg, nil, err
+	}
+	if len(creds) > 0 {
+		wl = wl.WithHeaders(creds)
 	}
 
 	for _, c := range []struct {
@@ -399,11 +400,6 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
 		return cfg, nil, err
 	}
-	apiKey := o.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OMNIBENCH_API_KEY")
-	}
-
 	sim := simulator.DefaultConfig()
 	sim.Addr = "127.0.0.1:0"
 	sim.Capacity = o.simCapacity
@@ -454,6 +450,32 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Notes:            notes,
 	}
 	return cfg, sc, nil
+}
+
+// applyHeaders adds the -H headers to the scenario, except Authorization,
+// which it returns: a scenario may not hold credentials (it is printed and
+// copied around), the command line may (its values are redacted from every
+// output, like --api-key). An Authorization header beside an API key would
+// be two credentials for one request, and is refused.
+func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (creds map[string]string, err error) {
+	for _, raw := range o.headers {
+		h, err := parseHeader(raw)
+		if err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(h.name, "Authorization") {
+			if haveAPIKey {
+				return nil, errors.New("--header Authorization and --api-key (or $OMNIBENCH_API_KEY) both set the request's credentials: give one")
+			}
+			creds = map[string]string{"Authorization": h.value}
+			continue
+		}
+		if sc.Headers == nil {
+			sc.Headers = map[string]string{}
+		}
+		sc.Headers[h.name] = h.value
+	}
+	return creds, nil
 }
 
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
