@@ -107,3 +107,16 @@ func Transport(c *tls.Config) *http.Transport {
 	}
 	return tr
 }
+
+// Client returns the client of the occasional requests (the /metrics
+// scrapes, the model list) for c: nil when c is nil, so that callers keep
+// net/http's default client; otherwise one over Transport(c) that keeps no
+// idle connection, so that dropping it leaks nothing.
+func Client(c *tls.Config) *http.Client {
+	if c == nil {
+		return nil
+	}
+	tr := Transport(c)
+	tr.DisableKeepAlives = true
+	return &http.Client{Transport: tr}
+}

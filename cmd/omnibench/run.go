@@ -27,6 +27,7 @@ import (
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/tlsconf"
 )
 
 // runOptions are the flags of `omnibench run` (and of the commands that run
@@ -90,6 +91,9 @@ type runOptions struct {
 
 	// WebSocket kinds (speech-ws, realtime)
 	ws wsFlags
+
+	// TLS: --ca-file, --insecure
+	tls tlsFlags
 
 	// embedded simulator
 	simCapacity int
@@ -198,6 +202,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
 
 	o.ws.addFlags(f)
+	o.tls.addFlags(f)
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -414,6 +419,15 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err != nil {
 		return cfg, nil, err
 	}
+	tlsConf, err := o.tls.config()
+	if err != nil {
+		return cfg, nil, err
+	}
+	if o.tls.opts.Insecure {
+		// The runner says its notes on stderr as the run starts and keeps
+		// them in the report and the JSON document.
+		notes = append(notes, tlsconf.InsecureNote)
+	}
 
 	cfg = runner.Config{
 		WS:        wsOpts,
@@ -433,6 +447,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			ContinuityMode:       mode,
 			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
 			MaxConns:             o.maxConns,
+			TLSConfig:            tlsConf,
 		},
 		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
