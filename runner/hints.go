@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // Limits of the /v1/models look-up behind the model hint: it runs after the
@@ -111,4 +112,17 @@ func quoteAll(ss []string) []string {
 		out[i] = fmt.Sprintf("%q", s)
 	}
 	return out
+}
+
+// certificateHint names the TLS flags when a request failed because the
+// server's certificate did not verify ("" otherwise): the error alone
+// ("x509: certificate signed by unknown authority") does not say what to do.
+func certificateHint(errs []summary.ErrorGroup) string {
+	for _, g := range errs {
+		if strings.Contains(g.Message, "x509: ") || strings.Contains(g.Message, "failed to verify certificate") {
+			return "hint: the server's TLS certificate did not verify: give --ca-file FILE with the authority that signed it " +
+				"(or set $SSL_CERT_FILE), or --insecure to skip the check on a test server"
+		}
+	}
+	return ""
 }

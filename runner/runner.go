@@ -469,6 +469,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if !simulated && !out.Interrupted {
 		out.note(cfg.Log, modelHintFor(ctx, tlsconf.Client(cfg.Client.TLSConfig), target, cfg.Client.APIKey, col.refusedModel))
 	}
+	out.note(cfg.Log, certificateHint(out.Summary.Errors))
 	out.Summary.Mode = lcfg.Mode()
 	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Set))
 	if w := out.Health.Warning(); w != "" {

@@ -52,6 +52,9 @@ func TestRunTLSFlags(t *testing.T) {
 	if stderr += fmt.Sprint(err); code != 1 || !strings.Contains(stderr, url) || !strings.Contains(stderr, "certificate") {
 		t.Errorf("no flags: exit %d (%v), want 1 with a certificate error naming %s\nstderr:\n%s", code, err, url, stderr)
 	}
+	if !strings.Contains(stderr, "give --ca-file FILE") {
+		t.Errorf("no flags: no hint at the TLS flags:\n%s", stderr)
+	}
 
 	for _, kind := range []string{"chat", "speech-ws"} {
 		stdout, stderr, code, err := execRun(t, append(base, "--kind", kind, "--ca-file", caFile, "--format", "json")...)
