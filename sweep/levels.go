@@ -232,8 +232,11 @@ func level(a Axis, s, what string) (float64, error) {
 		}
 	}
 	if v > a.Max() {
-		return 0, fmt.Errorf("%s %q: more than %s, beyond what one client can drive (one process has about 28,000 ports toward a server and schedules at most about a million arrivals a second)",
-			what, s, a.Quantity(a.Max()))
+		why := "one process has about 28,000 ports toward a server"
+		if a == Rate {
+			why = "one process schedules at most about a million arrivals a second"
+		}
+		return 0, fmt.Errorf("%s %q: more than %s, beyond what one client can drive (%s)", what, s, a.Quantity(a.Max()), why)
 	}
 	return v, nil
 }
