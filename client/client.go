@@ -58,6 +58,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -118,6 +119,9 @@ type Options struct {
 	// (-50 dBFS) and onset.DefaultWindow (10 ms).
 	AudibleThresholdDBFS float64
 	AudibleWindow        time.Duration
+	// TLSConfig is used for https (package tlsconf: --ca-file, --insecure);
+	// nil verifies the server's certificate against the system's roots.
+	TLSConfig *tls.Config
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
@@ -221,6 +225,7 @@ func New(opts Options) (*Client, error) {
 		// An 80 ms audio event (about 5 KB of base64 in JSON) fits, so a
 		// stream reads one event with one read call.
 		ReadBufferSize: 8 << 10,
+		TLSConfig:      opts.TLSConfig,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

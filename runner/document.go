@@ -36,6 +36,9 @@ type Document struct {
 	Server *ServerDocument `json:"server,omitempty"`
 	SLOs   json.RawMessage `json:"slos,omitempty"`
 	Extra  map[string]any  `json:"extra,omitempty"`
+	// Notes are what the run found worth saying beside its figures
+	// (Outcome.Notes), such as certificates not verified (--insecure).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // LoadDocument is the load generator's account of the run.
@@ -91,6 +94,7 @@ func (o *Outcome) Document() *Document {
 		Bench:             o.Summary.Bench(),
 		Load:              loadDocument(o.Load),
 		Client:            o.Health,
+		Notes:             o.Notes,
 	}
 	realtimeBench(doc.Bench, o.Set.Realtime(), o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Summary.NothingMeasured() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // Limits of the /v1/models look-up behind the model hint: it runs after the
@@ -31,7 +32,7 @@ const (
 func modelHint(ctx context.Context, target, apiKey string, recs []results.Record) string {
 	for i := range recs {
 		if m, ok := modelRefused(&recs[i]); ok {
-			return modelHintFor(ctx, target, apiKey, m)
+			return modelHintFor(ctx, nil, target, apiKey, m)
 		}
 	}
 	return ""
@@ -47,11 +48,12 @@ func modelRefused(r *results.Record) (string, bool) {
 }
 
 // modelHintFor is modelHint once the refused model is known ("": none).
-func modelHintFor(ctx context.Context, target, apiKey, requested string) string {
+// hc nil is net/http's default client.
+func modelHintFor(ctx context.Context, hc *http.Client, target, apiKey, requested string) string {
 	if requested == "" {
 		return ""
 	}
-	served, err := servedModels(ctx, target, apiKey)
+	served, err := servedModels(ctx, hc, target, apiKey)
 	if err != nil || len(served) == 0 || slices.Contains(served, requested) {
 		return ""
 	}
@@ -66,7 +68,7 @@ func modelHintFor(ctx context.Context, target, apiKey, requested string) string 
 
 // servedModels returns the model ids of GET target/v1/models (OpenAI's
 // {"data":[{"id":...}]}).
-func servedModels(ctx context.Context, target, apiKey string) ([]string, error) {
+func servedModels(ctx context.Context, hc *http.Client, target, apiKey string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target+"/v1/models", nil)
@@ -76,7 +78,10 @@ func servedModels(ctx context.Context, target, apiKey string) ([]string, error) 
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	resp, err := (&http.Client{Timeout: modelsTimeout}).Do(req)
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req) // bounded by ctx's modelsTimeout
 	if err != nil {
 		return nil, err
 	}
@@ -107,4 +112,17 @@ func quoteAll(ss []string) []string {
 		out[i] = fmt.Sprintf("%q", s)
 	}
 	return out
+}
+
+// certificateHint names the TLS flags when a request failed because the
+// server's certificate did not verify ("" otherwise): the error alone
+// ("x509: certificate signed by unknown authority") does not say what to do.
+func certificateHint(errs []summary.ErrorGroup) string {
+	for _, g := range errs {
+		if strings.Contains(g.Message, "x509: ") || strings.Contains(g.Message, "failed to verify certificate") {
+			return "hint: the server's TLS certificate did not verify: give --ca-file FILE with the authority that signed it " +
+				"(or set $SSL_CERT_FILE), or --insecure to skip the check on a test server"
+		}
+	}
+	return ""
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/tlsconf"
 	"github.com/omnibench/omnibench/wav"
 	"github.com/omnibench/omnibench/wsclient"
 )
@@ -344,7 +345,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if isWSKind(cfg.Workload.Scenario().Kind) {
 		if ws, err = wsclient.New(wsclient.Options{
 			BaseURL: target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
-			MaxMessageBytes: cfg.WS.MaxMessageBytes,
+			MaxMessageBytes: cfg.WS.MaxMessageBytes, TLSConfig: copts.TLSConfig,
 		}, cl); err != nil {
 			return nil, err
 		}
@@ -466,8 +467,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Summary = summary.ComputeSet(out.Set, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
 	if !simulated && !out.Interrupted {
-		out.note(cfg.Log, modelHintFor(ctx, target, cfg.Client.APIKey, col.refusedModel))
+		out.note(cfg.Log, modelHintFor(ctx, tlsconf.Client(cfg.Client.TLSConfig), target, cfg.Client.APIKey, col.refusedModel))
 	}
+	out.note(cfg.Log, certificateHint(out.Summary.Errors))
 	out.Summary.Mode = lcfg.Mode()
 	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Set))
 	if w := out.Health.Warning(); w != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/tlsconf"
 )
 
 // ScrapeOptions are the bounds of every /metrics scrape of the run (ab uses
@@ -14,6 +15,7 @@ func (cfg *Config) ScrapeOptions() scrape.Options {
 		Timeout:    cfg.ScrapeTimeout,
 		MaxBytes:   cfg.ScrapeMaxBytes,
 		MaxSamples: cfg.ScrapeMaxSamples,
+		Client:     tlsconf.Client(cfg.Client.TLSConfig),
 	}
 }
 

@@ -162,7 +162,7 @@ func reservedBody() map[string]string {
 // the HTTP client owns. Keys are lower case.
 func forbiddenHeaders() map[string]string {
 	return map[string]string{
-		"authorization":       "credentials belong in --api-key, not in a scenario",
+		"authorization":       "credentials belong on the command line (--api-key or -H), not in a scenario",
 		"proxy-authorization": "credentials do not belong in a scenario",
 		"host":                "set by the HTTP client",
 		"content-length":      "set by the HTTP client",

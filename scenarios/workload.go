@@ -37,6 +37,24 @@ type Workload struct {
 	s       *Scenario
 	prompts []string
 	set     []Prompt
+	// headers are added to every request after the scenario's (see
+	// WithHeaders); they are not part of the scenario.
+	headers map[string]string
+}
+
+// WithHeaders returns a copy of w whose requests also carry h, after the
+// scenario's headers. They are the command line's -H headers, which may be
+// credentials (Authorization) that a scenario file, printed and copied
+// around, may not hold; the caller has checked them and redacts their
+// values from every output. Scenario() does not include them.
+func (w *Workload) WithHeaders(h map[string]string) *Workload {
+	c := *w
+	c.headers = maps.Clone(w.headers)
+	if c.headers == nil {
+		c.headers = map[string]string{}
+	}
+	maps.Copy(c.headers, h)
+	return &c
 }
 
 // Workload validates the scenario, loads its prompts and returns a frozen
@@ -85,7 +103,7 @@ func (w *Workload) Request(seq int, seed int64) RequestSpec {
 		AudioFormat:   s.AudioFormat,
 		Modalities:    slices.Clone(s.Modalities),
 		ExtraBody:     copyBody(s.ExtraBody),
-		Headers:       maps.Clone(s.Headers),
+		Headers:       w.requestHeaders(),
 		PCMSampleRate: s.PCMSampleRate,
 
 		InputAudio:      p.Audio,
@@ -132,4 +150,14 @@ func mulmod(a, b, m uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	_, rem := bits.Div64(hi%m, lo, m)
 	return rem
+}
+
+// requestHeaders are the scenario's headers with the caller's added.
+func (w *Workload) requestHeaders() map[string]string {
+	h := maps.Clone(w.s.Headers)
+	if len(w.headers) > 0 && h == nil {
+		h = map[string]string{}
+	}
+	maps.Copy(h, w.headers)
+	return h
 }

@@ -127,10 +127,14 @@ func (o SearchOptions) WithDefaults() (SearchOptions, error) {
 		bad("start %v must be greater than 0", o.Start)
 	case o.Axis == Concurrency && (!whole(o.Start) || o.Start < 1):
 		bad("start %v: concurrency is a whole number of at least 1", o.Start)
+	case o.Start > o.Axis.Max():
+		bad("start %v: more than %s, beyond what one client can drive", o.Start, o.Axis.Quantity(o.Axis.Max()))
 	}
 	switch {
 	case !finite(o.Max) || o.Max < o.Start:
 		bad("max %v must be at least the start %v", o.Max, o.Start)
+	case o.Max > o.Axis.Max():
+		bad("max %v: more than %s, beyond what one client can drive", o.Max, o.Axis.Quantity(o.Axis.Max()))
 	case o.Axis == Concurrency && !whole(o.Max):
 		bad("max %v: concurrency is a whole number", o.Max)
 	}

@@ -20,6 +20,8 @@
 // Items combine ("1,2,4:16:4"); the result is sorted and duplicates dropped.
 // Concurrency levels must be whole numbers of at least 1 (a geometric range
 // rounds each level to the nearest whole number); rates must be positive.
+// A list holds at most MaxLevels levels, each at most Axis.Max
+// (MaxConcurrency streams, MaxRate requests per second).
 //
 // # Sweeps and early stops
 //

@@ -17,9 +17,27 @@ const (
 	Rate        Axis = "rate"        // open loop: arrivals per second
 )
 
-// MaxLevels bounds how many levels a list may expand to, so a typo such as
-// 1:100000 is refused rather than run for days.
-const MaxLevels = 1000
+// MaxLevels bounds how many levels a list may expand to: each level is a
+// whole run, so a typo such as 1:100000 is refused rather than run for days.
+const MaxLevels = 100
+
+// The largest levels accepted. One client process cannot hold more
+// connections to one server than it has ephemeral ports (about 28,000 on
+// Linux), nor schedule more than about a million arrivals a second; a
+// larger level is a typo, and one near the float range (1e300) would make
+// the arithmetic of a range meaningless.
+const (
+	MaxConcurrency = 100_000
+	MaxRate        = 1e6
+)
+
+// Max is the largest level of axis a.
+func (a Axis) Max() float64 {
+	if a == Rate {
+		return MaxRate
+	}
+	return MaxConcurrency
+}
 
 // ParseAxis accepts "concurrency" (or "c") and "rate".
 func ParseAxis(s string) (Axis, error) {
@@ -156,20 +174,19 @@ func arithmetic(a Axis, start, end float64, stepText string) ([]float64, error) 
 	if a == Concurrency && step != math.Trunc(step) {
 		return nil, fmt.Errorf("step %q: concurrency steps are whole numbers", stepText)
 	}
-	if n := (end-start)/step + 1; n > MaxLevels {
-		return nil, fmt.Errorf("the range has %.0f levels, more than %d", math.Floor(n), MaxLevels)
+	// The count is fixed before the loop: a step too small to change the
+	// sum (1e300 + 1 == 1e300) must not loop. The end counts as hit within
+	// a millionth of a step.
+	n := math.Floor((end-start)/step+1e-6) + 1
+	if n > MaxLevels {
+		return nil, fmt.Errorf("the range has more than %d levels (%.4g)", MaxLevels, n)
 	}
-	var out []float64
-	// start + i*step rather than repeated addition, so no error accumulates;
-	// the end counts as hit within a millionth of a step.
-	for i := 0; ; i++ {
-		v := start + float64(i)*step
-		if v > end+step*1e-6 {
-			break
-		}
-		out = append(out, tidy(v))
+	out := make([]float64, 0, int(n))
+	// start + i*step rather than repeated addition, so no error accumulates.
+	for i := range int(n) {
+		out = append(out, tidy(start+float64(i)*step))
 	}
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 func geometric(a Axis, start, end float64, factorText string) ([]float64, error) {
@@ -213,6 +230,13 @@ func level(a Axis, s, what string) (float64, error) {
 		if v <= 0 {
 			return 0, fmt.Errorf("%s %q: a rate must be greater than 0", what, s)
 		}
+	}
+	if v > a.Max() {
+		why := "one process has about 28,000 ports toward a server"
+		if a == Rate {
+			why = "one process schedules at most about a million arrivals a second"
+		}
+		return 0, fmt.Errorf("%s %q: more than %s, beyond what one client can drive (%s)", what, s, a.Quantity(a.Max()), why)
 	}
 	return v, nil
 }

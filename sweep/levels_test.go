@@ -63,8 +63,15 @@ func TestParseLevelsErrors(t *testing.T) {
 		{Concurrency, "1:8:x1", []string{`factor "1" must be greater than 1`}},
 		{Concurrency, "1:8:xx", []string{`factor "x" is not a number`}},
 		{Concurrency, "1:2:3:4", []string{"at most three parts"}},
-		{Concurrency, "1:100000", []string{"more than 1000"}},
-		{Concurrency, "1:600,601:1200", []string{`item 2 "601:1200"`, "more than 1000 levels"}},
+		{Concurrency, "1:100000", []string{"more than 100"}},
+		{Concurrency, "1:60,61:120", []string{`item 2 "61:120"`, "more than 100 levels"}},
+		{Concurrency, "1:8:x1.0000001", []string{"more than 100 levels"}},
+		{Concurrency, "200000", []string{`level "200000": more than 100000 concurrent streams`}},
+		// A step too small to move the sum looped forever, growing the list
+		// until memory ran out.
+		{Rate, "1e300:1e300", []string{`range start "1e300": more than 1000000 req/s`}},
+		{Rate, "1:2:1e-300", []string{"more than 100 levels"}},
+		{Rate, "1e6:1e6:1e-300,2e6", []string{`item 2 "2e6"`, "more than 1000000 req/s"}},
 		{Rate, "0", []string{`level "0": a rate must be greater than 0`}},
 		{Rate, "1,NaN", []string{`item 2 "NaN"`, "not a number"}},
 		{Rate, "1:Inf", []string{"not a number"}},

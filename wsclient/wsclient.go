@@ -29,6 +29,7 @@ package wsclient
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,12 +38,14 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
 	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/tlsconf"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -72,6 +75,9 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxMessageBytes caps one server message; default DefaultMaxMessageBytes.
 	MaxMessageBytes int64
+	// TLSConfig is used for wss (package tlsconf); nil verifies the
+	// server's certificate against the system's roots.
+	TLSConfig *tls.Config
 }
 
 // Client runs WebSocket sessions. It is safe for concurrent use.
@@ -79,6 +85,7 @@ type Client struct {
 	opts Options
 	base *url.URL
 	fin  *client.Client // fills the derived audio fields
+	http *http.Client   // the handshakes': no redirects, frames guarded
 }
 
 // defaultIdle is the idle timeout when Options.IdleTimeout is 0.
@@ -118,7 +125,15 @@ func New(opts Options, fin *client.Client) (*Client, error) {
 	if opts.MaxMessageBytes == 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	return &Client{opts: opts, base: u, fin: fin}, nil
+	hc := &http.Client{
+		Transport: guardTransport{next: tlsconf.Transport(opts.TLSConfig)},
+		// A redirected handshake is not followed, as the HTTP kinds do not
+		// follow redirects: the next host would be measured in place of
+		// the one asked for, and handed the request's credentials. dial
+		// reports it.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{opts: opts, base: u, fin: fin, http: hc}, nil
 }
 
 // Session is one connection's work.
@@ -288,12 +303,15 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 	t0 := time.Now()
 	// No permessage-deflate: audio does not compress, and inflating would
 	// sit between the arrival of a frame and its timestamp.
-	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPHeader: h, CompressionMode: websocket.CompressionDisabled})
+	ws, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPClient: c.http, HTTPHeader: h, CompressionMode: websocket.CompressionDisabled})
 	took := time.Since(t0)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return nil, took, fatal(results.ErrCancelled, "run interrupted during the WebSocket handshake")
+		case resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400:
+			return nil, took, fatal(results.ErrHTTPStatus, "the server redirected the WebSocket handshake (HTTP %d) to %s: not followed",
+				resp.StatusCode, redirectHost(&u, resp.Header.Get("Location")))
 		case resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
 			f := fatal(results.ErrHTTPStatus, "WebSocket handshake refused: HTTP %d", resp.StatusCode)
 			return nil, took, f
@@ -312,12 +330,28 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 	return cn, took, nil
 }
 
+// redirectHost is the host a handshake was redirected to (the Location
+// resolved against the request's URL), or a description when there is none.
+// Only the host is shown: a path or query may carry a token.
+func redirectHost(req *url.URL, location string) string {
+	if location == "" {
+		return "no Location"
+	}
+	loc, err := req.Parse(location)
+	if err != nil || loc.Host == "" {
+		return "an unreadable Location"
+	}
+	return loc.Host
+}
+
 // read delivers every message with its receive time until the connection
-// ends; the last message carries the error.
+// ends; the last message carries the error. A text message or a close
+// reason that is not UTF-8 ends it with a violation (see checkUTF8).
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
 	for {
 		typ, data, err := cn.c.Read(ctx)
+		err = checkUTF8(typ, data, err)
 		m := message{typ: typ, data: data, at: time.Now(), err: err}
 		select {
 		case cn.msgs <- m:
@@ -373,9 +407,27 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	}
 }
 
+// checkUTF8 turns what RFC 6455 requires a client to fail the connection
+// for into a violation: a text message or a close reason that is not UTF-8.
+// The library delivers both as they came (and echoes such a reason in its
+// own close before the client sees it).
+func checkUTF8(typ websocket.MessageType, data []byte, err error) error {
+	var ce websocket.CloseError
+	switch {
+	case err == nil && typ == websocket.MessageText && !utf8.Valid(data):
+		return errTextNotUTF8
+	case errors.As(err, &ce) && !utf8.ValidString(ce.Reason):
+		return errReasonNotUTF8
+	}
+	return err
+}
+
 // endFailure classifies the end of the connection in the middle of a turn.
 func (cn *conn) endFailure(events int) *failure {
 	err := cn.readErr
+	if v, ok := isViolation(err); ok {
+		return fatal(results.ErrMalformed, "the server broke the WebSocket protocol after %d messages: %s; the connection was failed with close code %d", events, v.reason, int(v.code))
+	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		cn.closed = &ce
@@ -522,7 +574,9 @@ func (cn *conn) finish(ctx context.Context) *websocket.CloseError {
 // the server's close frame seen, if any. Plain realtime needs it at once:
 // its server never closes a connection itself.
 func (cn *conn) closeClient(ctx context.Context) *websocket.CloseError {
-	if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
+	if v, ok := isViolation(cn.readErr); ok && ctx.Err() == nil {
+		_ = cn.c.Close(v.code, v.reason) // failing the connection, as RFC 6455 asks
+	} else if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
 		_ = cn.c.Close(websocket.StatusNormalClosure, "")
 	}
 	cn.c.CloseNow()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type checkOptions struct {
 	junit        string
 	failuresOnly bool
 	verbose      bool
+	tls          tlsFlags
 }
 
 func newCheckCmd() *cobra.Command {
@@ -98,6 +100,7 @@ bad flags).`,
 	f.StringVar(&o.junit, "junit", "", "also write the results as JUnit XML to this file")
 	f.BoolVar(&o.failuresOnly, "failures", false, "list only failed rules in the markdown table (the default text output always does)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list every rule, passed and skipped ones too")
+	o.tls.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(checkFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(append(check.ProfileNames(), "none"), cobra.ShellCompDirectiveNoFileComp))
@@ -126,6 +129,10 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 	if err != nil {
 		return withExitCode(2, err)
 	}
+	hc, err := o.tls.httpClient(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
 	in := check.Input{Stats: stats}
 	if o.run != "" {
 		_, recs, err := results.ReadFile(o.run)
@@ -136,11 +143,11 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 		in.Run = &fig
 	}
 	if len(args) == 2 {
-		if in.Before, in.BeforeExposition, err = checkScrape(cmd.Context(), args[0], accept, o.timeout, rules); err != nil {
+		if in.Before, in.BeforeExposition, err = checkScrape(cmd.Context(), hc, args[0], accept, o.timeout, rules); err != nil {
 			return withExitCode(2, err)
 		}
 	}
-	if in.After, in.Exposition, err = checkScrape(cmd.Context(), args[len(args)-1], accept, o.timeout, rules); err != nil {
+	if in.After, in.Exposition, err = checkScrape(cmd.Context(), hc, args[len(args)-1], accept, o.timeout, rules); err != nil {
 		return withExitCode(2, err)
 	}
 
@@ -171,13 +178,13 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 // checkScrape loads one scrape and keeps its bytes for the format rules.
 // A body the parser rejects is unusable input, unless the format rules
 // are there to report it (they fail, naming the line).
-func checkScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration, rules []check.Rule) (scrape.Families, *check.Exposition, error) {
+func checkScrape(ctx context.Context, hc *http.Client, arg string, accept scrape.Accept, timeout time.Duration, rules []check.Rule) (scrape.Families, *check.Exposition, error) {
 	if accept == scrape.AcceptAuto && hasFormatRule(rules) && isURL(arg) {
 		// The format rules validate the bytes of a text format, and
 		// protobuf (what auto would get first) is not text.
 		accept = scrape.AcceptOpenMetrics
 	}
-	snap, err := loadSnapshot(ctx, arg, accept, timeout)
+	snap, err := loadSnapshot(ctx, hc, arg, accept, timeout)
 	if err != nil {
 		return nil, nil, err
 	}

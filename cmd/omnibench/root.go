@@ -23,8 +23,14 @@ own embedded simulator.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Every command's stdout and stderr go through its redactor.
-		PersistentPreRunE: redactOutputs,
+		// Every command's stdout and stderr go through its redactor, and
+		// no command starts with input that cannot go on the wire.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := redactOutputs(cmd, args); err != nil {
+				return err
+			}
+			return checkWireInput(cmd, args)
+		},
 	}
 	// A flag that does not parse is unusable input, like any other bad flag.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })

@@ -27,6 +27,7 @@ import (
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/tlsconf"
 )
 
 // runOptions are the flags of `omnibench run` (and of the commands that run
@@ -90,6 +91,9 @@ type runOptions struct {
 
 	// WebSocket kinds (speech-ws, realtime)
 	ws wsFlags
+
+	// TLS: --ca-file, --insecure
+	tls tlsFlags
 
 	// embedded simulator
 	simCapacity int
@@ -198,6 +202,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
 
 	o.ws.addFlags(f)
+	o.tls.addFlags(f)
 
 	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
 	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
@@ -252,19 +257,20 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			sc.ExtraBody[k] = v
 		}
 	}
-	for _, h := range o.headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return cfg, nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
-		}
-		if sc.Headers == nil {
-			sc.Headers = map[string]string{}
-		}
-		sc.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	apiKey := o.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OMNIBENCH_API_KEY")
+	}
+	creds, err := o.applyHeaders(sc, apiKey != "")
+	if err != nil {
+		return cfg, nil, err
 	}
 	wl, err := sc.Workload()
 	if err != nil {
 		return cfg, nil, err
+	}
+	if len(creds) > 0 {
+		wl = wl.WithHeaders(creds)
 	}
 
 	for _, c := range []struct {
@@ -399,11 +405,6 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
 		return cfg, nil, err
 	}
-	apiKey := o.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OMNIBENCH_API_KEY")
-	}
-
 	sim := simulator.DefaultConfig()
 	sim.Addr = "127.0.0.1:0"
 	sim.Capacity = o.simCapacity
@@ -417,6 +418,15 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	wsOpts, err := o.ws.options(f, sc.Kind)
 	if err != nil {
 		return cfg, nil, err
+	}
+	tlsConf, err := o.tls.config()
+	if err != nil {
+		return cfg, nil, err
+	}
+	if o.tls.opts.Insecure {
+		// The runner says its notes on stderr as the run starts and keeps
+		// them in the report and the JSON document.
+		notes = append(notes, tlsconf.InsecureNote)
 	}
 
 	cfg = runner.Config{
@@ -437,6 +447,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			ContinuityMode:       mode,
 			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
 			MaxConns:             o.maxConns,
+			TLSConfig:            tlsConf,
 		},
 		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
@@ -454,6 +465,32 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Notes:            notes,
 	}
 	return cfg, sc, nil
+}
+
+// applyHeaders adds the -H headers to the scenario, except Authorization,
+// which it returns: a scenario may not hold credentials (it is printed and
+// copied around), the command line may (its values are redacted from every
+// output, like --api-key). An Authorization header beside an API key would
+// be two credentials for one request, and is refused.
+func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (creds map[string]string, err error) {
+	for _, raw := range o.headers {
+		h, err := parseHeader(raw)
+		if err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(h.name, "Authorization") {
+			if haveAPIKey {
+				return nil, errors.New("--header Authorization and --api-key (or $OMNIBENCH_API_KEY) both set the request's credentials: give one")
+			}
+			creds = map[string]string{"Authorization": h.value}
+			continue
+		}
+		if sc.Headers == nil {
+			sc.Headers = map[string]string{}
+		}
+		sc.Headers[h.name] = h.value
+	}
+	return creds, nil
 }
 
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {

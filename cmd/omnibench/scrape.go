@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ type scrapeOptions struct {
 	accept  string
 	timeout time.Duration
 	raw     bool
+	tls     tlsFlags
 }
 
 func newScrapeCmd() *cobra.Command {
@@ -68,6 +70,7 @@ exposition, or sent a format the file's extension does not hold.`,
 	f.StringVar(&o.accept, "accept", "text", "exposition format to ask for: text, openmetrics, proto or auto; when not given, the extension of -o decides (.pb proto, .om openmetrics, else text)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the scrape after this long")
 	f.BoolVar(&o.raw, "raw", false, "write the body only, without the snapshot header line")
+	o.tls.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("accept", cobra.FixedCompletions(acceptValues(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -114,9 +117,13 @@ func runScrape(cmd *cobra.Command, o scrapeOptions, url string) error {
 	if err != nil {
 		return withExitCode(2, fmt.Errorf("--accept: %w", err))
 	}
+	hc, err := o.tls.httpClient(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	snap, err := scrape.Fetch(ctx, url, accept)
+	snap, err := scrape.FetchWith(ctx, hc, url, accept)
 	if err != nil {
 		return withExitCode(2, err)
 	}
@@ -156,6 +163,7 @@ type diffOptions struct {
 	buckets bool
 	accept  string
 	timeout time.Duration
+	tls     tlsFlags
 }
 
 func newDiffCmd() *cobra.Command {
@@ -198,6 +206,7 @@ Exit status: 0 printed, 2 a scrape could not be read.`,
 	f.BoolVar(&o.buckets, "buckets", false, "add a table of per-bucket increases")
 	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for when an argument is a URL: auto, proto, openmetrics or text")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a URL scrape after this long")
+	o.tls.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(diffFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("accept", cobra.FixedCompletions(acceptValues(), cobra.ShellCompDirectiveNoFileComp))
@@ -216,11 +225,15 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 	if err != nil {
 		return withExitCode(2, fmt.Errorf("--accept: %w", err))
 	}
-	b, err := loadScrape(cmd.Context(), before, accept, o.timeout)
+	hc, err := o.tls.httpClient(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	b, err := loadScrape(cmd.Context(), hc, before, accept, o.timeout)
 	if err != nil {
 		return withExitCode(2, err)
 	}
-	a, err := loadScrape(cmd.Context(), after, accept, o.timeout)
+	a, err := loadScrape(cmd.Context(), hc, after, accept, o.timeout)
 	if err != nil {
 		return withExitCode(2, err)
 	}
@@ -237,8 +250,8 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 
 // loadScrape reads one scrape: a URL (http:// or https://) is fetched now,
 // anything else is a snapshot or exposition file.
-func loadScrape(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (scrape.Families, error) {
-	snap, err := loadSnapshot(ctx, arg, accept, timeout)
+func loadScrape(ctx context.Context, hc *http.Client, arg string, accept scrape.Accept, timeout time.Duration) (scrape.Families, error) {
+	snap, err := loadSnapshot(ctx, hc, arg, accept, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -248,11 +261,12 @@ func loadScrape(ctx context.Context, arg string, accept scrape.Accept, timeout t
 // loadSnapshot fetches a URL now or reads a snapshot or exposition file.
 // A file that does not say its Content-Type (a bare exposition) is read as
 // the format --accept names, when it names text or openmetrics.
-func loadSnapshot(ctx context.Context, arg string, accept scrape.Accept, timeout time.Duration) (*scrape.Snapshot, error) {
+// hc fetches the URL (nil: net/http's default client).
+func loadSnapshot(ctx context.Context, hc *http.Client, arg string, accept scrape.Accept, timeout time.Duration) (*scrape.Snapshot, error) {
 	if isURL(arg) {
 		fctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return scrape.Fetch(fctx, arg, accept)
+		return scrape.FetchWith(fctx, hc, arg, accept)
 	}
 	snap, err := scrape.ReadSnapshot(arg)
 	if err != nil {

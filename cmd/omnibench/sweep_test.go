@@ -334,6 +334,10 @@ func TestSweepUnusableInput(t *testing.T) {
 		{[]string{"sweep", "-c", "1", "--slo", "audio_ttfp_p95<500"}, "give a unit"},
 		{[]string{"sweep", "-c", "1", "--saturation-factor", "0.5"}, "--saturation-factor 0.5"},
 		{[]string{"sweep", "--rate", "1,2", "-n", "20000000"}, "rate 1: load: requests 20000000 exceed the open-loop schedule limit"},
+		// This one expanded forever (1e300 + 1 == 1e300) until memory ran out.
+		{[]string{"sweep", "--rate", "1e300:1e300"}, `--rate: levels "1e300:1e300": item 1 "1e300:1e300": range start "1e300": more than 1000000 req/s`},
+		{[]string{"sweep", "-c", "1:500"}, "more than 100 levels"},
+		{[]string{"capacity", "--slo", "errors<1", "--by", "rate", "--start", "1e300"}, "start 1e+300: more than 1000000 req/s"},
 		{[]string{"sweep", "--bogus"}, "unknown flag"},
 		{[]string{"sweep", "extra"}, "unknown command"},
 		{[]string{"capacity"}, "capacity needs at least one --slo"},
