@@ -998,9 +998,9 @@ func (sc *scanner) sample(s *sample) {
 	if prev, dup := f.seen[full]; dup {
 		switch {
 		case sc.om && prev.hasTS && s.hasTS && s.ts >= prev.ts:
-			// A later point of the same series. An equal timestamp is
-			// allowed: monotonic means never going back, and timestamps
-			// that differ below a nanosecond are equal to many readers.
+			// A later point of the same series. The timestamp may repeat:
+			// monotonic timestamps never go back, and readers that keep
+			// nanoseconds see steps below one as repeats.
 		case sc.om && prev.hasTS && s.hasTS:
 			sc.add(RuleTimestamp, token, f.name, "timestamps that never decrease within a series",
 				fmt.Sprintf("timestamp %s not after line %d's", strconv.FormatFloat(s.ts, 'g', -1, 64), prev.line))
