@@ -171,3 +171,17 @@ func TestFormatCorpusThroughCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFormatOpenMetricsAllowances: what OpenMetrics allows and a stricter
+// reading would reject passes `check --profile format` as a whole, parser
+// included: a backslash before any character in a label value or HELP, an
+// empty UNIT, a timestamp a series repeats.
+func TestFormatOpenMetricsAllowances(t *testing.T) {
+	body := "# TYPE files counter\n# UNIT files \n# HELP files Files under C:\\ and D:\\q.\n" +
+		"files_total{dir=\"C:\\temp\\x\"} 3 100\nfiles_total{dir=\"C:\\temp\\x\"} 4 100\n# EOF\n"
+	snap := &scrape.Snapshot{ContentType: "application/openmetrics-text; version=1.0.0; charset=utf-8", Body: []byte(body)}
+	rep := Evaluate(formatInput(t, snap), formatRules(t))
+	if !rep.OK() {
+		t.Errorf("%s", failures(rep))
+	}
+}

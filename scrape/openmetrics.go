@@ -25,6 +25,8 @@ import (
 //   - `<x>_created` samples become an untyped `<x>_created` family, exactly
 //     what the Python text format exposes, and are linked to x the same way;
 //   - timestamps and exemplars are dropped (omnibench does not use them);
+//   - in label values, a backslash before a character the text format does
+//     not escape (`\z`) stands for itself in OpenMetrics and becomes `\\z`;
 //   - UNIT lines are remembered and blanked; `# EOF` must be the last line.
 
 // omTranslate returns the text-format equivalent of an OpenMetrics body
@@ -153,7 +155,34 @@ func omSample(line string, types map[string]string) string {
 			name = base + suffix[1]
 		}
 	}
-	return name + line[nameEnd:labelsEnd] + " " + fields[0]
+	return name + textLabelEscapes(line[nameEnd:labelsEnd]) + " " + fields[0]
+}
+
+// textLabelEscapes doubles each backslash of a label set that escapes
+// none of \\, \" and n: OpenMetrics keeps such a backslash as written
+// (`\z` is a backslash and a z), the text format has no such escape.
+func textLabelEscapes(labels string) string {
+	if strings.IndexByte(labels, '\\') < 0 {
+		return labels
+	}
+	var b strings.Builder
+	b.Grow(len(labels) + 8)
+	for i := 0; i < len(labels); i++ {
+		c := labels[i]
+		if c != '\\' || i+1 >= len(labels) {
+			b.WriteByte(c)
+			continue
+		}
+		switch next := labels[i+1]; next {
+		case '\\', '"', 'n':
+			b.WriteByte(c)
+			b.WriteByte(next)
+			i++
+		default:
+			b.WriteString(`\\`)
+		}
+	}
+	return b.String()
 }
 
 // closingBrace finds the '}' that closes the label set opening at open,

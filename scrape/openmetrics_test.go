@@ -55,3 +55,25 @@ mystery{x="a b}c"} 7.0
 		t.Errorf("malformed sample: %v", err)
 	}
 }
+
+// TestOpenMetricsBackslashBeforeOtherCharacters: OpenMetrics lets a
+// backslash precede any character in a label value and keeps it as
+// written; the three escapes keep their meaning beside it.
+func TestOpenMetricsBackslashBeforeOtherCharacters(t *testing.T) {
+	body := `# TYPE a counter
+a_total{path="C:\dir\zz",mixed="\"\\\n\t"} 1
+# EOF
+`
+	fs := mustParse(t, ctOpenMetrics, []byte(body))
+	a := fs["a_total"]
+	if a == nil || len(a.Series) != 1 {
+		t.Fatalf("a_total = %+v", a)
+	}
+	labels := a.Series[0].Labels
+	if got, want := labels["path"], `C:\dir\zz`; got != want {
+		t.Errorf("path = %q, want %q", got, want)
+	}
+	if got, want := labels["mixed"], "\"\\\n\\t"; got != want {
+		t.Errorf("mixed = %q, want %q", got, want)
+	}
+}

@@ -42,6 +42,8 @@ type scanner struct {
 type family struct {
 	name                         string
 	typ                          string // declared type; "" when undeclared
+	unit                         string // OpenMetrics: the declared unit; "" when none
+	line                         int    // the line that named the family first
 	helpLine, typeLine, unitLine int
 	firstSample                  int // line of the first sample; 0 when none
 	lastLine                     int // last line that belonged to the family
@@ -284,7 +286,7 @@ func (sc *scanner) resolveText(name string) *family {
 func (sc *scanner) family(name string) *family {
 	f := sc.families[name]
 	if f == nil {
-		f = &family{name: name, byKey: map[string]*series{}, seen: map[string]seenSample{}}
+		f = &family{name: name, line: sc.line, byKey: map[string]*series{}, seen: map[string]seenSample{}}
 		sc.families[name] = f
 		sc.order = append(sc.order, f)
 	}
@@ -444,8 +446,12 @@ func (sc *scanner) labelValue(c *cursor, metric string) (string, bool) {
 			case 'n':
 				b.WriteByte('\n')
 			default:
-				sc.add(RuleEscape, c.s[c.i:c.i+2], metric, `only \\, \" and \n in label values`, "escape "+strconv.Quote(c.s[c.i:c.i+2]))
-				b.WriteByte(e)
+				// OpenMetrics lets a backslash precede any other character
+				// and keeps both; the text format knows only these three.
+				if !sc.om {
+					sc.add(RuleEscape, c.s[c.i:c.i+2], metric, `only \\, \" and \n in label values`, "escape "+strconv.Quote(c.s[c.i:c.i+2]))
+				}
+				b.WriteString(c.s[c.i : c.i+2])
 			}
 			c.i += 2
 		default:
@@ -489,23 +495,24 @@ func (sc *scanner) addLabel(out []labelPair, name, value, metric string) []label
 	return append(out, labelPair{name, value})
 }
 
-// helpEscapes checks the escapes of a HELP text.
+// helpEscapes checks the escapes of a HELP text. The text format allows
+// only \\ and \n; OpenMetrics lets a backslash precede any character but
+// the line end, so there only a backslash that ends the text is wrong.
 func (sc *scanner) helpEscapes(text, fam string, om bool) {
-	allowed := `\\ and \n`
+	want := `only \\ and \n in HELP`
 	if om {
-		allowed = `\\, \" and \n`
+		want = "a character after every backslash in HELP"
 	}
 	for i := 0; i < len(text); i++ {
 		if text[i] != '\\' {
 			continue
 		}
 		if i+1 >= len(text) {
-			sc.add(RuleEscape, `\`, fam, "only "+allowed+" in HELP", "a backslash at the end of the HELP text")
+			sc.add(RuleEscape, `\`, fam, want, "a backslash at the end of the HELP text")
 			return
 		}
-		e := text[i+1]
-		if !(e == '\\' || e == 'n' || (om && e == '"')) {
-			sc.add(RuleEscape, text[i:i+2], fam, "only "+allowed+" in HELP", "escape "+strconv.Quote(text[i:i+2]))
+		if e := text[i+1]; !om && e != '\\' && e != 'n' {
+			sc.add(RuleEscape, text[i:i+2], fam, want, "escape "+strconv.Quote(text[i:i+2]))
 		}
 		i++
 	}
@@ -604,15 +611,18 @@ func (sc *scanner) omDescriptor(line string) {
 			f.typ = text
 		}
 	case "UNIT":
+		// An empty unit ("# UNIT name ") is allowed and means none.
 		switch {
-		case !hasText || text == "":
-			sc.add(RuleUnit, line, name, "# UNIT name unit (leave the line out when there is no unit)", "a bare # UNIT line without a unit")
+		case !hasText:
+			sc.add(RuleUnit, line, name, "# UNIT name unit (a space, then the unit, which may be empty)", "no space and unit after the name")
 		case !validUnit(text):
 			sc.add(RuleUnit, text, name, "a unit of [a-zA-Z0-9_:]", "an invalid unit")
-		case !strings.HasSuffix(name, "_"+text):
+		case text != "" && !strings.HasSuffix(name, "_"+text):
 			sc.add(RuleUnit, text, name, "a family name ending in _"+text, "unit "+text+" is not the suffix of "+name)
 		}
-		sc.metadata(RuleUnit, f, &f.unitLine)
+		if sc.metadata(RuleUnit, f, &f.unitLine) {
+			f.unit = text
+		}
 	}
 }
 
@@ -987,10 +997,12 @@ func (sc *scanner) sample(s *sample) {
 	full := s.name + "{" + labelKey(s.labels, "") + "}"
 	if prev, dup := f.seen[full]; dup {
 		switch {
-		case sc.om && prev.hasTS && s.hasTS && s.ts > prev.ts:
-			// A later point of the same series.
+		case sc.om && prev.hasTS && s.hasTS && s.ts >= prev.ts:
+			// A later point of the same series. The timestamp may repeat:
+			// monotonic timestamps never go back, and readers that keep
+			// nanoseconds see steps below one as repeats.
 		case sc.om && prev.hasTS && s.hasTS:
-			sc.add(RuleTimestamp, token, f.name, "increasing timestamps within a series",
+			sc.add(RuleTimestamp, token, f.name, "timestamps that never decrease within a series",
 				fmt.Sprintf("timestamp %s not after line %d's", strconv.FormatFloat(s.ts, 'g', -1, 64), prev.line))
 		default:
 			sc.add(RuleDuplicate, token, f.name, "each series once", fmt.Sprintf("the same series as line %d", prev.line))
@@ -1040,6 +1052,9 @@ func (sc *scanner) checkValue(f *family, se *series, s *sample, role, token stri
 			sc.add(RuleBuckets, `le="`+le+`"`, f.name, "le as a number (+Inf for the last bucket)", "le "+strconv.Quote(le))
 			return
 		}
+		if sc.om && math.IsInf(bound, 1) && le != "+Inf" {
+			sc.add(RuleBuckets, `le="`+le+`"`, f.name, `le="+Inf" for the last bucket, written exactly so`, "le "+strconv.Quote(le))
+		}
 		if math.IsNaN(v) || v < 0 || (sc.om && v != math.Trunc(v)) {
 			sc.add(RuleBuckets, token, f.name, bucketValueRule(sc.om), "bucket value "+s.rawValue)
 		}
@@ -1067,8 +1082,13 @@ func (sc *scanner) checkValue(f *family, se *series, s *sample, role, token stri
 			}
 		} else {
 			se.sum = p
-			if math.IsNaN(v) && (sc.om || isHist) {
+			switch {
+			case math.IsNaN(v) && (sc.om || isHist):
 				sc.add(rule, token, f.name, "a sum that is not NaN", "sum "+s.rawValue)
+			case sc.om && !isHist && v < 0:
+				// A summary's sum counts like a counter; a histogram's is
+				// judged with its buckets (finishHistogram).
+				sc.add(rule, token, f.name, "a sum that is not negative", "sum "+s.rawValue)
 			}
 		}
 	case role == roleQuantile:
@@ -1123,13 +1143,19 @@ func (sc *scanner) parseBound(s string) (float64, bool) {
 	return v, err == nil
 }
 
-// finish checks what needs a whole series: histogram buckets and counts,
-// summary quantile order.
+// finish checks what needs a whole series or family: histogram buckets
+// and counts, summary quantile order, OpenMetrics units and name clashes.
 func (sc *scanner) finish() {
 	sc.res.Families = 0
+	if sc.om {
+		sc.nameClashes()
+	}
 	for _, f := range sc.order {
 		if f.samples > 0 || f.typeLine > 0 || f.helpLine > 0 {
 			sc.res.Families++
+		}
+		if sc.om && f.unit != "" && (f.typ == "info" || f.typ == "stateset") {
+			sc.addAt(f.unitLine, RuleUnit, f.unit, f.name, "no unit on "+f.typ+" families", "unit "+f.unit+" on "+f.typ+" "+f.name)
 		}
 		switch f.typ {
 		case "histogram", "gaugehistogram":
@@ -1147,6 +1173,36 @@ func (sc *scanner) finish() {
 			}
 		}
 	}
+}
+
+// nameClashes reports, in OpenMetrics, a family whose name or sample names
+// another family could also write: a gauge a_created beside a counter a,
+// whose samples may include a_created.
+func (sc *scanner) nameClashes() {
+	owner := map[string]*family{}
+	for _, f := range sc.order {
+		for _, name := range omSampleNames(f) {
+			prev := owner[name]
+			if prev == nil {
+				owner[name] = f
+				continue
+			}
+			sc.addAt(f.line, RuleMetricName, f.name, f.name, "family names whose samples no other family could write",
+				fmt.Sprintf("%s clashes with family %s (line %d)", name, prev.name, prev.line))
+			break // one violation per family
+		}
+	}
+}
+
+// omSampleNames lists the sample names family f's type may write.
+func omSampleNames(f *family) []string {
+	out := []string{f.name}
+	for _, suf := range omSuffixes {
+		if role, ok := omRole(f, f.name+suf); ok && role != roleInvalid {
+			out = append(out, f.name+suf)
+		}
+	}
+	return out
 }
 
 func (sc *scanner) finishHistogram(f *family, se *series) {
@@ -1201,9 +1257,33 @@ func (sc *scanner) finishHistogram(f *family, se *series) {
 			fmt.Sprintf(`%s equal to the le="+Inf" bucket (%s, line %d)`, countName, formatFloat(inf.value), inf.line),
 			countName+" "+formatFloat(se.count.value))
 	}
-	if sc.om && se.sum != nil && f.typ == "histogram" && se.sum.value < 0 && !se.negativeBuckets {
-		sc.addAt(se.sum.line, RuleCount, se.sum.token, f.name, "a sum that is not negative (no bucket has a negative le)",
-			"sum "+formatFloat(se.sum.value))
+	if sc.om {
+		sc.omSum(f, se, countName, sumName)
+	}
+}
+
+// omSum checks a histogram's sum by the OpenMetrics rules: _count and _sum
+// come together or not at all; a histogram's sum counts like a counter, so
+// it is not negative and absent when a bucket has a negative le; a gauge
+// histogram's sum may be negative only when a bucket is.
+func (sc *scanner) omSum(f *family, se *series, countName, sumName string) {
+	if se.count != nil && se.sum == nil {
+		sc.addAt(se.count.line, RuleCount, se.count.token, f.name,
+			"a "+f.name+sumName+" sample with "+countName+" (both or neither)", "no "+sumName)
+	}
+	if se.sum == nil || math.IsNaN(se.sum.value) {
+		return
+	}
+	sum := formatFloat(se.sum.value)
+	switch {
+	case f.typ == "histogram" && se.negativeBuckets:
+		sc.addAt(se.sum.line, RuleCount, se.sum.token, f.name, "no "+sumName+" when a bucket has a negative le",
+			sumName+" "+sum+" with a negative bucket")
+	case f.typ == "histogram" && se.sum.value < 0:
+		sc.addAt(se.sum.line, RuleCount, se.sum.token, f.name, "a sum that is not negative", "sum "+sum)
+	case se.sum.value < 0 && !se.negativeBuckets:
+		sc.addAt(se.sum.line, RuleCount, se.sum.token, f.name, "a "+sumName+" that is not negative (no bucket has a negative le)",
+			sumName+" "+sum)
 	}
 }
 
