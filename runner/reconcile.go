@@ -112,7 +112,7 @@ func (o *Outcome) ServerVsClient() []report.Comparison {
 func noAudio(o *Outcome) int {
 	n := 0
 	o.Set.All(func(r *summary.Sample) {
-		if o.Set.OK(r) && !r.HasAudio() {
+		if o.Set.Delivered(r) && !r.HasAudio() {
 			n++
 		}
 	})
