@@ -44,7 +44,7 @@ type Config struct {
 	Timing       Timing   // the zero Timing means DefaultTiming()
 	Faults       Faults   // all rates zero: no faults
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
-	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event
+	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event (off: real servers send no comments)
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
 
 	// onSend, when set (this package's tests and benchmarks), is told each
@@ -121,7 +121,6 @@ func DefaultConfig() Config {
 		Prefix:     omnimetrics.PrefixDesign,
 		Timing:     DefaultTiming(),
 		Capacity:   0,
-		Stamp:      true,
 	}
 }
 

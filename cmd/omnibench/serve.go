@@ -22,7 +22,7 @@ type serveOptions struct {
 	replicas        string
 	logStats        bool
 	disableLogStats bool
-	noStamp         bool
+	noStamp         bool // deprecated: stamps are off unless --stamp
 }
 
 func newServeCmd() *cobra.Command {
@@ -104,7 +104,9 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.DurationVar(&w.RealtimeFirstTimeout, "realtime-first-timeout", 10*time.Second, "WS /v1/realtime?duplex=1: wait for the first event")
 	f.DurationVar(&w.RealtimeIdleTimeout, "realtime-idle-timeout", 300*time.Second, "WS /v1/realtime?duplex=1: default idle_timeout_s of a session")
 	f.BoolVar(&w.NoForcedAligner, "no-forced-aligner", false, "refuse word_timestamps as a server started without --forced-aligner does")
-	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write ': sent=<unix ns>' comments before SSE events")
+	f.BoolVar(&c.Stamp, "stamp", false, "write ': sent=<unix ns>' comments before SSE events (omnibench's client measures its receive delay from them; real servers send none)")
+	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write send stamps")
+	_ = f.MarkDeprecated("no-stamp", "stamps are off unless --stamp is given")
 	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
 		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -119,7 +121,7 @@ func (o *serveOptions) config() (simulator.Config, error) {
 	}
 	cfg.Topology = topo
 	cfg.StatsEnabled = o.logStats && !o.disableLogStats
-	cfg.Stamp = !o.noStamp
+	cfg.Stamp = cfg.Stamp && !o.noStamp
 	// Validate here too so a bad flag fails before anything listens.
 	if _, err := simulator.New(cfg); err != nil {
 		return cfg, err
