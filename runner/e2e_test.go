@@ -307,7 +307,9 @@ func TestRunRequestKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			wl := workload(t, tc.scenario, tc.kind, tc.format)
-			sim := startSim(t, wl, nil)
+			// Stamped as run's embedded simulator is: the client measures
+			// the send-stamp delay of every SSE event.
+			sim := startSim(t, wl, func(c *simulator.Config) { c.Stamp = true })
 			const n = 6
 			out := mustRun(t, baseConfig(sim.URL, wl, n, 2))
 
