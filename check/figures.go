@@ -17,14 +17,15 @@ type RunFigures struct {
 	Requests int // every request sent
 
 	// Completed counts requests by the finish reason the server would label
-	// them with: successful requests by their finish_reason ("stop" when the
+	// them with: delivered requests by their finish_reason ("stop" when the
 	// response carried none, as speech streams do), plus "abort" for failed
 	// requests the server had accepted (the request_failed path): those that
 	// failed after the response started, and 5xx answers. Failures the server
 	// never counts (connection errors, 4xx rejections) are left out.
 	Completed map[string]int
-	// CompletedTotal counts successful requests only (the server records
-	// e2e latency for these).
+	// CompletedTotal counts the requests the server finished normally
+	// (results.Record.Delivered: successes, and responses failed only for
+	// carrying no audio); the server records e2e latency for these.
 	CompletedTotal int
 	Failed         int // requests with an error class
 

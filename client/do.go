@@ -35,7 +35,11 @@ import (
 // ID, Seq, Warmup, IntendedS, SentS and LagS. A request that cannot be built
 // (see Request.Validate) is recorded as results.ErrConnect with a message
 // starting "request not sent". Cancelling ctx marks an in-flight request
-// results.ErrCancelled.
+// results.ErrCancelled. A response that ended normally but carried no audio
+// sample although the request asked for audio (Request.asksForAudio) is
+// results.ErrNoAudio: an audio event without samples is legitimate (a
+// server's first one may be empty), a response made only of such events,
+// or of text, is not.
 func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	rec.Kind = req.Kind
 	rec.Endpoint = req.path()
@@ -51,6 +55,9 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	err := c.do(ctx, req, s)
 	c.finish(s)
+	if err == nil && !rec.HasAudio() && req.asksForAudio() {
+		err = s.noAudio()
+	}
 	if err != nil {
 		rec.ErrorClass = classOf(err)
 		rec.Error = c.redact(err.Error(), req)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/omnibench/omnibench/audiofile"
@@ -222,6 +223,27 @@ func (r Request) plainBody(format string, content any) any {
 		b.RefAudio, b.RefText, b.TaskType = r.RefAudio.DataURL(), r.RefText, "Base"
 	}
 	return b
+}
+
+// asksForAudio reports whether the request asks for audio: speech always,
+// chat when the modalities it sends (ExtraBody's replace Modalities) list
+// "audio". Chat without modalities leaves the choice to the model's
+// default, which may be text only, so it asks for nothing in particular.
+func (r Request) asksForAudio() bool {
+	if r.Kind != results.KindChat {
+		return true
+	}
+	var mods any = r.Modalities
+	if v, ok := r.ExtraBody["modalities"]; ok {
+		mods = v
+	}
+	switch m := mods.(type) {
+	case []string:
+		return slices.Contains(m, "audio")
+	case []any:
+		return slices.Contains(m, any("audio"))
+	}
+	return false
 }
 
 // mergedBody is the body as a map, with ExtraBody merged into it.

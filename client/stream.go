@@ -71,6 +71,7 @@ type stream struct {
 
 	contentType string
 	events      int // events (or raw reads) seen
+	audioEvents int // audio events (chat) or deltas (speech SSE) seen, those without samples included
 
 	fmtKnown  bool       // f holds the response's audio format
 	f         wav.Format // from the first audio chunk
@@ -275,6 +276,9 @@ func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 	}
 	// Route by modality: in an "audio" chunk delta.content is base64 audio;
 	// otherwise it is text. delta.audio.data is always audio.
+	if c.Modality.equal("audio") || !c.AudioData.empty() {
+		s.audioEvents++
+	}
 	if c.Modality.equal("audio") {
 		if rec.FirstAudioEventS == 0 {
 			// The benchmark's TTFP counts this event even when its
@@ -338,11 +342,43 @@ func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error)
 		}
 		return true, nil
 	case speechDelta:
+		s.audioEvents++
 		if !e.Audio.empty() {
 			return false, s.audioText(e.Audio, "audio", now)
 		}
 	}
 	return false, nil // unknown event types are ignored
+}
+
+// noAudio is the failure of a response that asked for audio and ended
+// normally without one sample. Its message says what came instead, in words
+// that repeat from request to request, so that the error set groups them.
+func (s *stream) noAudio() error {
+	var instead string
+	switch {
+	case s.kind == results.KindSpeech && s.wavHeader:
+		instead = "a WAV header without samples"
+	case s.kind == results.KindSpeech:
+		instead = "an empty body"
+	case s.audioEvents == 0 && s.rec.TextChars > 0:
+		instead = "text only"
+	case s.audioEvents == 0:
+		instead = "no audio event"
+	default:
+		instead = fmt.Sprintf("%d audio event%s without samples", s.audioEvents, pluralS(s.audioEvents))
+		if s.rec.TextChars > 0 {
+			instead += ", and text"
+		}
+	}
+	return fail(results.ErrNoAudio, "%s", instead)
+}
+
+// pluralS is the "s" of a plural count.
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // serverMessage renders a server's error message for Record.Error.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -57,8 +58,30 @@ func NothingMeasured(s *summary.Summary) string {
 		return "nothing was measured: no request was sent"
 	case s.TopReason() == "":
 		return fmt.Sprintf("nothing was measured: none of %d requests completed", s.Requests.Total)
+	case s.Requests.ByError[results.ErrNoAudio] > 0:
+		msg := "nothing was measured: no response carried audio: " + insteadOfAudio(s)
+		if top := s.Errors[0]; top.Class != results.ErrNoAudio {
+			msg += "; top reason: " + top.String()
+		}
+		return msg
 	}
 	return fmt.Sprintf("nothing was measured: none of %d requests completed; top reason: %s", s.Requests.Total, s.TopReason())
+}
+
+// insteadOfAudio says what the no_audio failures got instead of audio: the
+// messages of their error-set groups, with their counts.
+func insteadOfAudio(s *summary.Summary) string {
+	var parts []string
+	for _, g := range s.Errors {
+		if g.Class == results.ErrNoAudio {
+			parts = append(parts, fmt.Sprintf("%s (%d of %d requests)", g.Message, g.Count, s.Requests.Total))
+		}
+	}
+	if len(parts) == 0 {
+		// Every no_audio group was past the error set's cap.
+		return fmt.Sprintf("%d of %d requests", s.Requests.ByError[results.ErrNoAudio], s.Requests.Total)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // failureBanner is the section the HTML run report opens with when nothing

@@ -35,11 +35,16 @@ const (
 	ErrMalformed   = "malformed"    // not audio: bad JSON, base64 or WAV, wrong Content-Type, line/event over the cap, not HTTP
 	ErrTruncated   = "truncated"    // the stream ended without [DONE] / speech.audio.done, or WAV data short of its declared size
 	ErrCancelled   = "cancelled"    // the run was interrupted while the request was in flight
+	// ErrNoAudio is a response that asked for audio (speech, chat with
+	// "audio" in its modalities) and ended normally with no audio sample:
+	// text only, or only audio events without samples. The server finished
+	// it (Delivered), but it did not do the request's job.
+	ErrNoAudio = "no_audio"
 )
 
 // ErrorClasses lists every class in report order.
 func ErrorClasses() []string {
-	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrCancelled}
+	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrNoAudio, ErrCancelled}
 }
 
 // Latency origins: where a record's latencies (TTFP, TTFT, end-to-end) are
@@ -266,6 +271,16 @@ func SpeechStreamKind(kind string) bool {
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
+
+// Delivered reports whether the response ended normally at its end marker,
+// as the server sees a finished request: every successful request, and
+// those that failed only for carrying no audio (ErrNoAudio). Figures set
+// beside the server's counters count these.
+func (r *Record) Delivered() bool { return DeliveredClass(r.ErrorClass) }
+
+// DeliveredClass is Record.Delivered for a record of error class c ("" for
+// a success).
+func DeliveredClass(c string) bool { return c == "" || c == ErrNoAudio }
 
 // Latency returns a latency of this request measured from its origin.
 // sinceSendS is an offset stored from the actual send (TTFPS, TTFTS, E2ES,

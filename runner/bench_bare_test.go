@@ -65,7 +65,7 @@ func levels(b *testing.B) []int {
 // every 20 ms, send stamps on. Every stream of a level starts at once.
 func bareServeFlags() []string {
 	return []string{
-		"serve", "--addr", "127.0.0.1:0", "--seed", "1",
+		"serve", "--addr", "127.0.0.1:0", "--seed", "1", "--stamp",
 		"--ttft", "20ms", "--word-interval", "20ms", "--ttfa", "50ms",
 		"--chunk-audio", "80ms", "--rtf", "1", "--jitter", "0",
 		"--min-audio", "4s", "--max-audio", "4s",

@@ -50,13 +50,13 @@ func benchTiming() simulator.Timing {
 	}
 }
 
-// serveFlags are the `omnibench serve` flags of benchTiming (stamps are on
-// by default in serve).
+// serveFlags are the `omnibench serve` flags of benchTiming, with send
+// stamps on.
 func serveFlags() []string {
 	t := benchTiming()
 	d := func(v time.Duration) string { return v.String() }
 	return []string{
-		"serve", "--addr", "127.0.0.1:0", "--seed", "1", "--log-stats",
+		"serve", "--addr", "127.0.0.1:0", "--seed", "1", "--log-stats", "--stamp",
 		"--ttft", d(t.TTFT), "--word-interval", d(t.WordInterval), "--ttfa", d(t.TTFA),
 		"--chunk-audio", d(t.ChunkAudio), "--rtf", fmt.Sprint(t.RTF), "--jitter", fmt.Sprint(t.Jitter),
 		"--stall", d(t.Stall), "--audio-per-char", d(t.AudioPerChar),

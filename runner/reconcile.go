@@ -188,7 +188,7 @@ func joinNote(a, b string) string {
 func noAudio(o *Outcome) int {
 	n := 0
 	o.Set.All(func(r *summary.Sample) {
-		if o.Set.OK(r) && !r.HasAudio() {
+		if o.Set.Delivered(r) && !r.HasAudio() {
 			n++
 		}
 	})

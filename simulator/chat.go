@@ -43,9 +43,10 @@ type chatBody struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Modalities json.RawMessage `json:"modalities"`
-	Audio      *struct {
+	// The voice is the top-level voice (or speaker): vLLM-Omni reads no
+	// audio.voice, so neither does the simulator.
+	Audio *struct {
 		Format string `json:"format"`
-		Voice  string `json:"voice"`
 	} `json:"audio"`
 	Voice   string `json:"voice"`
 	Speaker string `json:"speaker"`
@@ -143,15 +144,13 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 		}
 		// Every name normalizeFormat accepts is produced (encodeFile).
 		req.format = f
-		req.voice = b.Audio.Voice
 	}
 	switch {
 	case b.Voice != "":
 		req.voice = b.Voice
 	case b.Speaker != "":
 		req.voice = b.Speaker
-	}
-	if req.voice == "" {
+	default:
 		req.voice = DefaultVoice
 	}
 	return req, nil

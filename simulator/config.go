@@ -44,7 +44,7 @@ type Config struct {
 	Timing       Timing   // the zero Timing means DefaultTiming()
 	Faults       Faults   // all rates zero: no faults
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
-	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event
+	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event (off: real servers send no comments)
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
 	// DuplexOnly serves as a model with a duplex plugin is served: the
 	// duplex session (WS /v1/realtime?duplex=1 and WS /v1/duplex),
@@ -135,7 +135,6 @@ func DefaultConfig() Config {
 		Prefix:     omnimetrics.PrefixDesign,
 		Timing:     DefaultTiming(),
 		Capacity:   0,
-		Stamp:      true,
 	}
 }
 

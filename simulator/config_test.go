@@ -24,7 +24,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Error("stats on by default; the design document's default is off")
 	}
 	d := DefaultConfig()
-	if !d.Stamp || d.Timing.TTFA != 150*time.Millisecond || d.Timing.ChunkAudio != 320*time.Millisecond || d.Timing.RTF != 0.3 {
+	if d.Stamp || d.Timing.TTFA != 150*time.Millisecond || d.Timing.ChunkAudio != 320*time.Millisecond || d.Timing.RTF != 0.3 {
 		t.Errorf("DefaultConfig: %+v", d)
 	}
 	// Partial timings keep their zeros, except the three that cannot be zero.

@@ -11,6 +11,7 @@ func FuzzParseChatRequest(f *testing.F) {
 		`{"messages":[]}`, `{"messages":null}`, `{}`, `[]`, `null`, ``, `{"messages":[1]}`,
 		`{"messages":[{"role":"user","content":{"x":1}}]}`, `{"modalities":["image"],"messages":[{"role":"u","content":null}]}`,
 		`{"messages":[{"role":"user","content":"x"}],"audio":{"format":"ogg"}}`,
+		`{"messages":[{"role":"user","content":"x"}],"audio":{"format":"wav","voice":"v"},"speaker":"s"}`,
 		`{"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YQAAAAA=","format":"wav"}}]}]}`,
 		`{"messages":[{"role":"user","content":[{"type":"audio_url","audio_url":{"url":"data:audio/wav;base64,UklGRg=="}}]}]}`,
 	} {
@@ -44,6 +45,8 @@ func FuzzParseSpeechRequest(f *testing.F) {
 		`{"input":"x","stream":true,"speed":2}`, `{"input":"x","response_format":"aac"}`,
 		`{"input":"x","ref_audio":"data:audio/wav;base64,UklGRiQAAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YQAAAAA=","ref_text":"y"}`,
 		`{"input":"x","ref_audio":"https://example.com/a.wav"}`,
+		`{"input":"x","voice":{"id":"ryan"}}`, `{"input":"x","voice":{"id":""},"speaker":"s"}`, `{"input":"x","voice":{"id":null}}`,
+		`{"input":"x","voice":[1]}`, `{"input":"x","voice":null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -61,8 +64,8 @@ func FuzzParseSpeechRequest(f *testing.F) {
 		if !(req.speed >= 0.25 && req.speed <= 4) || req.mode != speechFile && req.speed != 1 {
 			t.Fatalf("speed %v in mode %d accepted", req.speed, req.mode)
 		}
-		if req.input == "" {
-			t.Fatal("empty input accepted")
+		if req.input == "" || req.voice == "" {
+			t.Fatalf("empty input %q or voice %q accepted", req.input, req.voice)
 		}
 	})
 }

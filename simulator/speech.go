@@ -1,7 +1,9 @@
 package simulator
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -34,15 +36,15 @@ type speechRequest struct {
 // model-specific extras (task_type, language, ref_text, max_new_tokens,
 // seed, ...) are accepted and ignored; ref_audio is decoded.
 type speechBody struct {
-	Input          *string  `json:"input"`
-	Model          string   `json:"model"`
-	Voice          string   `json:"voice"`
-	Speaker        string   `json:"speaker"`
-	ResponseFormat *string  `json:"response_format"`
-	Speed          *float64 `json:"speed"`
-	Stream         bool     `json:"stream"`
-	StreamFormat   *string  `json:"stream_format"`
-	RefAudio       *string  `json:"ref_audio"`
+	Input          *string         `json:"input"`
+	Model          string          `json:"model"`
+	Voice          json.RawMessage `json:"voice"` // a string, or the object {"id": ...} the OpenAI SDK sends
+	Speaker        string          `json:"speaker"`
+	ResponseFormat *string         `json:"response_format"`
+	Speed          *float64        `json:"speed"`
+	Stream         bool            `json:"stream"`
+	StreamFormat   *string         `json:"stream_format"`
+	RefAudio       *string         `json:"ref_audio"`
 }
 
 // Messages of the streaming constraints, as the real server words them.
@@ -64,9 +66,13 @@ func parseSpeechRequest(body []byte) (*speechRequest, *apiError) {
 		return nil, badRequest("input", "input: must not be empty")
 	}
 	req := &speechRequest{model: b.Model, input: *b.Input, speed: 1, voice: DefaultVoice}
+	voice, e := parseSpeechVoice(b.Voice)
+	if e != nil {
+		return nil, e
+	}
 	switch {
-	case b.Voice != "":
-		req.voice = b.Voice
+	case voice != "":
+		req.voice = voice
 	case b.Speaker != "":
 		req.voice = b.Speaker
 	}
@@ -114,6 +120,47 @@ func parseSpeechRequest(body []byte) (*speechRequest, *apiError) {
 		req.refS = d
 	}
 	return req, nil
+}
+
+// parseSpeechVoice reads speech's voice field: a voice name, or an object
+// whose "id" is one (the OpenAI SDK's shape); absent or null is "". Any
+// other JSON is a 400, as the real server's validation refuses it.
+func parseSpeechVoice(raw json.RawMessage) (string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var name string
+	if raw[0] == '"' && json.Unmarshal(raw, &name) == nil {
+		return name, nil
+	}
+	var obj struct {
+		ID *string `json:"id"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil && obj.ID != nil {
+		return *obj.ID, nil
+	}
+	got := "JSON " + jsonKind(raw[0])
+	if raw[0] == '{' {
+		got = "an object without a string id"
+	}
+	return "", badRequest("voice", `voice: expected a voice name or an object {"id": "<voice name>"}, got %s`, got)
+}
+
+// jsonKind names the kind of the JSON value starting with byte c, the way
+// the field errors name it.
+func jsonKind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
 }
 
 func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {

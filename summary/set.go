@@ -44,7 +44,10 @@ type Set struct {
 	realtime              []RealtimeTurn
 }
 
-// Totals are the aggregates over every record of a Set.
+// Totals are the aggregates over every record of a Set, in the terms the
+// server counts: a response that ended normally (results.Record.Delivered)
+// is a completed request there even when the client failed it for carrying
+// no audio, so CompletedTotal and Completed count it, and Failed too.
 type Totals struct {
 	Requests, Failed, CompletedTotal int
 	PromptTokens, CompletionTokens   int
@@ -261,6 +264,8 @@ func (s *Set) total(r *results.Record) {
 	}
 	if !r.OK() {
 		t.Failed++
+	}
+	if !r.Delivered() {
 		if (r.Status >= 200 && r.Status < 300) || r.Status >= 500 {
 			t.Completed["abort"]++
 		}
@@ -357,6 +362,9 @@ func (s *Set) FinishReason(x *Sample) string { return s.finishes.at(x.finish) }
 
 // OK is Record.OK.
 func (s *Set) OK(x *Sample) bool { return s.classes.at(x.class) == "" }
+
+// Delivered is Record.Delivered.
+func (s *Set) Delivered(x *Sample) bool { return results.DeliveredClass(s.classes.at(x.class)) }
 
 // ChatPath is Record.ChatPath.
 func (s *Set) ChatPath(x *Sample) bool {

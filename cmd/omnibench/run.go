@@ -414,6 +414,9 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		sim.Model = sc.Model
 	}
 	sim.Seed = o.seed
+	// The embedded simulator stamps its events: the client's receive delay
+	// (send-stamp delay) is part of the load generator's saturation verdict.
+	sim.Stamp = true
 
 	wsOpts, err := o.ws.options(f, sc.Kind)
 	if err != nil {

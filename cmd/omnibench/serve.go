@@ -22,7 +22,7 @@ type serveOptions struct {
 	replicas        string
 	logStats        bool
 	disableLogStats bool
-	noStamp         bool
+	noStamp         bool // deprecated: stamps are off unless --stamp
 	// speechStreamMetrics: speech streams feed the audio families and the
 	// speech-stream counters, as on servers since September 2026.
 	speechStreamMetrics bool
@@ -125,7 +125,9 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 			simulator.RealtimeEventsGA, simulator.RealtimeEventsLegacy))
 	f.BoolVar(&c.DuplexOnly, "duplex-only", false, "serve only the duplex session, /v1/models, /health and /metrics, as a duplex model's server does")
 	f.BoolVar(&c.DuplexChat, "duplex-chat", false, "with --duplex-only: serve chat too (the duplex plugin supports it)")
-	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write ': sent=<unix ns>' comments before SSE events")
+	f.BoolVar(&c.Stamp, "stamp", false, "write ': sent=<unix ns>' comments before SSE events (omnibench's client measures its receive delay from them; real servers send none)")
+	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write send stamps")
+	_ = f.MarkDeprecated("no-stamp", "stamps are off unless --stamp is given")
 	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
 		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("realtime-events", cobra.FixedCompletions(
@@ -142,7 +144,7 @@ func (o *serveOptions) config() (simulator.Config, error) {
 	}
 	cfg.Topology = topo
 	cfg.StatsEnabled = o.logStats && !o.disableLogStats
-	cfg.Stamp = !o.noStamp
+	cfg.Stamp = cfg.Stamp && !o.noStamp
 	cfg.NoSpeechStreamMetrics = !o.speechStreamMetrics
 	// Validate here too so a bad flag fails before anything listens.
 	if _, err := simulator.New(cfg); err != nil {
