@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -113,41 +114,54 @@ func closePayload(code uint16, reason string) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, code), reason...)
 }
 
+// readClientFrame reads one of the client's (masked) frames and returns
+// its opcode and unmasked payload.
+func readClientFrame(br *bufio.Reader) (opcode byte, payload []byte, err error) {
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var l [2]byte
+		if _, err := io.ReadFull(br, l[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		var l [8]byte
+		if _, err := io.ReadFull(br, l[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(l[:])
+	}
+	var key [4]byte
+	if _, err := io.ReadFull(br, key[:]); err != nil {
+		return 0, nil, err
+	}
+	if n > 1<<20 {
+		return 0, nil, fmt.Errorf("client frame of %d bytes", n)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(br, p); err != nil {
+		return 0, nil, err
+	}
+	for i := range p {
+		p[i] ^= key[i%4]
+	}
+	return h[0] & 0x0f, p, nil
+}
+
 // readClientClose reads the client's frames until its close frame and
 // returns the close code, or -1 when the connection ended first.
 func readClientClose(br *bufio.Reader) int {
 	for range 1000 {
-		var h [2]byte
-		if _, err := io.ReadFull(br, h[:]); err != nil {
+		op, p, err := readClientFrame(br)
+		if err != nil {
 			return -1
 		}
-		n := uint64(h[1] & 0x7f)
-		switch n {
-		case 126:
-			var l [2]byte
-			if _, err := io.ReadFull(br, l[:]); err != nil {
-				return -1
-			}
-			n = uint64(binary.BigEndian.Uint16(l[:]))
-		case 127:
-			var l [8]byte
-			if _, err := io.ReadFull(br, l[:]); err != nil {
-				return -1
-			}
-			n = binary.BigEndian.Uint64(l[:])
-		}
-		var key [4]byte
-		if _, err := io.ReadFull(br, key[:]); err != nil || n > 1<<20 {
-			return -1
-		}
-		p := make([]byte, n)
-		if _, err := io.ReadFull(br, p); err != nil {
-			return -1
-		}
-		for i := range p {
-			p[i] ^= key[i%4]
-		}
-		if h[0]&0x0f == 8 {
+		if op == 8 {
 			if len(p) < 2 {
 				return 1005
 			}
@@ -155,6 +169,22 @@ func readClientClose(br *bufio.Reader) int {
 		}
 	}
 	return -1
+}
+
+// awaitUtterance reads the client's frames up to its first input.done, so
+// that a frame the server sends next cannot race the client's own writes
+// of that utterance.
+func awaitUtterance(br *bufio.Reader) error {
+	for range 1000 {
+		_, p, err := readClientFrame(br)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(p, []byte(`"input.done"`)) {
+			return nil
+		}
+	}
+	return errors.New("no input.done in 1000 frames")
 }
 
 // TestServerProtocolViolations: a server frame that RFC 6455 says must
@@ -176,6 +206,9 @@ func TestServerProtocolViolations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			codes := make(chan int, 1)
 			url := rawServer(t, upgrade, func(c net.Conn, br *bufio.Reader) {
+				if err := awaitUtterance(br); err != nil {
+					t.Errorf("raw server: %v", err)
+				}
 				if _, err := c.Write(tc.frame); err != nil {
 					t.Errorf("raw server: %v", err)
 				}
