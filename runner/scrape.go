@@ -14,6 +14,7 @@ func (cfg *Config) ScrapeOptions() scrape.Options {
 		Timeout:    cfg.ScrapeTimeout,
 		MaxBytes:   cfg.ScrapeMaxBytes,
 		MaxSamples: cfg.ScrapeMaxSamples,
+		Redact:     cfg.Redact,
 	}
 }
 
