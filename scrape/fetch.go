@@ -89,8 +89,8 @@ const DefaultTimeout = 10 * time.Second
 // accepting at most DefaultMaxSamples samples.
 type Options struct {
 	Accept Accept
-	// Redact holds the credentials to keep out of errors (package secret);
-	// the URL's own user information is added to it.
+	// Redact holds the credentials to keep out of errors and snapshots
+	// (package secret); the URL's own user information is added to it.
 	Redact     *secret.Redactor
 	Client     *http.Client  // nil: http.DefaultClient
 	Timeout    time.Duration // whole scrape; 0: DefaultTimeout
@@ -177,8 +177,9 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s: exposition has more than %d %s (the cap)", e.Source, e.Limit, e.What)
 }
 
-// Fetch scrapes url once and returns the raw response as a Snapshot, after
-// checking that the body parses. The whole scrape is bounded by o.Timeout
+// Fetch scrapes url once and returns the response as a Snapshot (the body
+// as received, but for the credentials of o.Redact and of the URL, which are
+// masked), after checking that the body parses. The whole scrape is bounded by o.Timeout
 // as well as by ctx. Errors name the URL (with any password removed).
 func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	shown := secret.URL(rawURL)
@@ -233,6 +234,10 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	if int64(len(body)) > limit {
 		return nil, &LimitError{Source: "scrape " + shown, What: "bytes", Limit: limit}
 	}
+	// A server may quote the request's credentials in the exposition (a
+	// HELP text, a label): the snapshot is written to files and
+	// summaries, so they are masked here, where it enters.
+	body = red.Bytes(body)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: red.Clip(resp.Status, maxExcerpt), Body: excerpt(red, body)}
 	}
