@@ -30,7 +30,7 @@ func maskSchemes(s string) string {
 	if !hasScheme([]byte(s)) {
 		return s
 	}
-	lower := strings.ToLower(s) // same byte offsets: the schemes are ASCII
+	lower := asciiLower(s)
 	var b strings.Builder
 	done := 0
 	for i := 0; i < len(s); {
@@ -120,7 +120,7 @@ func schemeTail(s string) int {
 	if sp == start {
 		return -1
 	}
-	lower := strings.ToLower(s[:sp])
+	lower := asciiLower(s[:sp])
 	for _, name := range schemeNames() {
 		word := strings.TrimSuffix(name, " ")
 		if strings.HasSuffix(lower, word) && (len(lower) == len(word) || !isAlnum(lower[len(lower)-len(word)-1])) {
@@ -144,4 +144,17 @@ func isTokenByte(c byte) bool {
 // preceded by one is inside another word.
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// asciiLower lowercases the ASCII letters of s and leaves every other byte
+// as it is, so that offsets into the result are offsets into s
+// (strings.ToLower changes lengths: invalid UTF-8, some non-ASCII letters).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
