@@ -144,11 +144,10 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 			// which may be long, so the message is clipped.
 			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(s.redactor(), err.Error()))
 		}
-		// The URL without its user information: a user name may be a
-		// token as well as a password (net/http's message kept the name).
-		shown := *hreq.URL
-		shown.User = nil
-		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, shown.String(), err)
+		// The URL as every output shows one (secret.URL): without its
+		// user information, a user name may be a token as well as a
+		// password (net/http's message kept the name).
+		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, secret.URL(hreq.URL.String()), err)
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")

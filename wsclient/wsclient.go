@@ -301,7 +301,8 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 		case dctx.Err() != nil:
 			return nil, took, fatal(results.ErrTimeout, "WebSocket handshake did not finish within %v", c.opts.IdleTimeout)
 		}
-		return nil, took, fatal(results.ErrConnect, "WebSocket handshake: %v", err)
+		// The library's error may quote the URL and the server's answer.
+		return nil, took, fatal(results.ErrConnect, "WebSocket handshake: %s", client.ServerText(c.redactor(sess), err.Error()))
 	}
 	ws.SetReadLimit(c.opts.MaxMessageBytes)
 	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
