@@ -7,7 +7,14 @@
 // commands) and is applied to every output: results lines, summaries, HTML,
 // JUnit, Markdown and CSV, stdout and stderr, the server logs ab keeps and
 // the metrics files. Matching is by value, not by where a value came from, so
-// a server that quotes a credential back in an error body is caught as well.
+// a server that quotes a credential back in an error body is caught as well;
+// the tokens of Bearer and Basic credentials are masked whoever they belong
+// to.
+//
+// Server text is redacted where it enters a record or an error, before it is
+// cut to length (Redactor.Clip): a cut first would leave the start of a
+// credential that straddles it, which no later pass recognises. URL is the
+// one way a URL is shown.
 package secret
 
 import (
