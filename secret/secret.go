@@ -18,6 +18,7 @@
 package secret
 
 import (
+	"bytes"
 	"encoding/base64"
 	"io"
 	"net/url"
@@ -40,7 +41,11 @@ const MinLen = 4
 // built and safe for concurrent use.
 type Redactor struct {
 	secrets []string // longest first, so a secret containing another goes whole
-	repl    *strings.Replacer
+	// raw holds secrets as bytes: Bytes looks for them in every line a
+	// redacting writer passes, and a string conversion of the line per
+	// secret would copy it each time.
+	raw  [][]byte
+	repl *strings.Replacer
 }
 
 // New returns a Redactor for the given values (empty and too-short values
@@ -60,6 +65,7 @@ func New(values ...string) *Redactor {
 		pairs := make([]string, 0, 2*len(secrets))
 		for _, s := range secrets {
 			pairs = append(pairs, s, Mask)
+			r.raw = append(r.raw, []byte(s))
 		}
 		r.repl = strings.NewReplacer(pairs...)
 	}
@@ -100,8 +106,8 @@ func (r *Redactor) containsAny(b []byte) bool {
 	if r.Empty() {
 		return false
 	}
-	for _, s := range r.secrets {
-		if strings.Contains(string(b), s) {
+	for _, s := range r.raw {
+		if bytes.Contains(b, s) {
 			return true
 		}
 	}
