@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 )
 
@@ -162,16 +163,8 @@ func urlPort(raw string) (string, error) {
 	return "80", nil
 }
 
-// redactURL removes any user:password from a URL before it is written
-// anywhere.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
-}
+// redactURL shows a URL as every output does (secret.URL).
+func redactURL(raw string) string { return secret.URL(raw) }
 
 // freePort asks the kernel for a free loopback TCP port. The port is free
 // when this returns; another process could take it before the server binds

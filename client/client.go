@@ -65,9 +65,12 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/http1"
@@ -217,8 +220,12 @@ func New(opts Options) (*Client, error) {
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
 
+	// The proxy environment is read now, as the redactor reads the
+	// proxy credentials below, not once per process as net/http's
+	// ProxyFromEnvironment caches it.
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
 	tr, err := http1.New(http1.Options{
-		Proxy: http.ProxyFromEnvironment,
+		Proxy: func(r *http.Request) (*url.URL, error) { return proxy(r.URL) },
 		// Connections follow the load; the runner bounds them by the
 		// load's peak concurrency.
 		MaxConns: opts.MaxConns,
@@ -236,7 +243,8 @@ func New(opts Options) (*Client, error) {
 		thresholds:   thresholds,
 		transport:    tr,
 		drainTimeout: drainTimeout,
-		redactor:     opts.Redact.With(append(secret.FromURL(opts.BaseURL), opts.APIKey)...),
+		redactor: opts.Redact.With(append(append(secret.FromURL(opts.BaseURL), opts.APIKey),
+			secret.FromEnvironment(os.Getenv)...)...),
 	}
 	if u.User != nil {
 		pw, _ := u.User.Password()
@@ -244,7 +252,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c.closing, c.closed = context.WithCancel(context.Background())
 	c.streams.New = func() any {
-		return &stream{decodeBufs: &c.decodeBufs, sseBufs: &c.sseBufs, onset: Onset{pool: &c.detectors}}
+		return &stream{owner: c, decodeBufs: &c.decodeBufs, sseBufs: &c.sseBufs, onset: Onset{pool: &c.detectors}}
 	}
 	c.decodeBufs.New = func() any { return new([]byte) }
 	return c, nil

@@ -894,7 +894,7 @@ func TestErrorBodyMessage(t *testing.T) {
 		{"", "(empty body)"},
 		{strings.Repeat("é", 150), strings.Repeat("é", 100) + "..."},
 	} {
-		if got := errorBodyMessage([]byte(tc.in)); got != tc.want {
+		if got := errorBodyMessage(nil, []byte(tc.in)); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
 		}
 	}

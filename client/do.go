@@ -11,12 +11,9 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
@@ -52,6 +49,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
+	s.headers = req.Headers
 	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	err := c.do(ctx, req, s)
 	c.finish(s)
@@ -60,7 +58,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	if err != nil {
 		rec.ErrorClass = classOf(err)
-		rec.Error = c.redact(err.Error(), req)
+		rec.Error = s.redactor().String(err.Error())
 	}
 	s.release()
 	c.streams.Put(s)
@@ -151,19 +149,18 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 			// The server answered, but not with HTTP: a garbage status
 			// line or header block. The transport quotes what came,
 			// which may be long, so the message is clipped.
-			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(err.Error()))
+			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(s.redactor(), err.Error()))
 		}
-		// The URL without its user information: a user name may be a
-		// token as well as a password (net/http's message kept the name).
-		shown := *hreq.URL
-		shown.User = nil
-		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, shown.String(), err)
+		// The URL as every output shows one (secret.URL): without its
+		// user information, a user name may be a token as well as a
+		// password (net/http's message kept the name).
+		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, secret.URL(hreq.URL.String()), err)
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.rec.ServerTokens = tokenHeaders(resp.Header)
 	s.body = body{r: resp.Body, wd: wd}
-	reuse, err := s.readResponse(resp, func(b []byte) []byte { return c.requestRedactor(req).Bytes(b) })
+	reuse, err := s.readResponse(resp)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
 	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
@@ -171,18 +168,19 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 
 // readResponse reads the response to its end marker (or to the failure)
 // and reports whether the connection is still sound, so that what is left
-// of the body is worth draining for reuse. redact removes the user's
-// credentials from a body quoted in the error, before it is clipped: a
-// secret straddling the clip would otherwise survive as a prefix.
+// of the body is worth draining for reuse. Server text quoted in the error
+// (a body, a Content-Type, a Location) has the credentials masked before it
+// is clipped (secret.Redactor.Clip): a secret straddling the clip would
+// otherwise survive as a prefix.
 //
 // A redirect is a failure, not followed: one followed silently would
 // measure another server under the original name, turn the POST into a GET
 // (302) or carry the credentials to another host (307).
-func (s *stream) readResponse(resp *http.Response, redact func([]byte) []byte) (reuse bool, err error) {
+func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		loc := "no Location"
 		if l := resp.Header.Get("Location"); l != "" {
-			loc = "Location " + redactURL(l)
+			loc = "Location " + clip(s.redactor(), secret.URL(l))
 		}
 		return true, fail(results.ErrHTTPStatus, "HTTP %d redirect (%s), not followed: the benchmark measures the server it was given", resp.StatusCode, loc)
 	}
@@ -191,16 +189,16 @@ func (s *stream) readResponse(resp *http.Response, redact func([]byte) []byte) (
 		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 			// A JSON document instead of a stream: the server ignored the
 			// streaming request or reported an error with a 2xx status.
-			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(redact(msg)))
+			return rerr == nil, fail(results.ErrMalformed, "HTTP %d with Content-Type %q instead of a stream: %s", resp.StatusCode, s.contentType, errorBodyMessage(s.redactor(), msg))
 		}
-		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(redact(msg)))
+		return rerr == nil, fail(results.ErrHTTPStatus, "HTTP %d: %s", resp.StatusCode, errorBodyMessage(s.redactor(), msg))
 	}
-	if got, want := unexpectedType(s.kind, s.contentType); got != "" {
+	if got, want := unexpectedType(s.redactor, s.kind, s.contentType); got != "" {
 		// A login page, a proxy's error page or the wrong stream: nothing
 		// in it is audio. Its start goes into the message, so the run's
 		// error set shows what came.
 		head, rerr := io.ReadAll(io.LimitReader(&s.body, maxErrorBody))
-		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(redact(head)))
+		return rerr == nil, fail(results.ErrMalformed, "HTTP %d with %s instead of %s: %s", resp.StatusCode, got, want, bodyStart(s.redactor(), head))
 	}
 	err = s.consume(&s.body)
 	var limit *sse.LimitError
@@ -355,19 +353,16 @@ func playerResult(p continuity.PlayerResult) *results.PlayerResult {
 	}
 }
 
-// redact removes credentials from a message that may quote the server.
-func (c *Client) redact(msg string, req Request) string {
-	return c.requestRedactor(req).String(msg)
-}
-
-// requestRedactor is the client's redactor plus the request's own header
-// values (any header may carry a credential).
-func (c *Client) requestRedactor(req Request) *secret.Redactor {
-	if len(req.Headers) == 0 {
+// RedactorFor is the client's redactor (Options.Redact, the API key, the
+// base URL's and the environment's proxy credentials) plus the values of
+// a request's own headers (any header may carry a credential). Everything
+// the client or the WebSocket client quotes from a server goes through it.
+func (c *Client) RedactorFor(headers map[string]string) *secret.Redactor {
+	if len(headers) == 0 {
 		return c.redactor
 	}
 	var vals []string
-	for _, v := range req.Headers {
+	for _, v := range headers {
 		vals = append(vals, secret.FromHeader(v)...)
 	}
 	return c.redactor.With(vals...)
@@ -376,7 +371,7 @@ func (c *Client) requestRedactor(req Request) *secret.Redactor {
 // errorBodyMessage extracts the message of a non-2xx response body: the
 // OpenAI {"error":{"message"}} form, vLLM's {"message"}, FastAPI's
 // {"detail"}, else the text itself.
-func errorBodyMessage(b []byte) string {
+func errorBodyMessage(red *secret.Redactor, b []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -389,50 +384,21 @@ func errorBodyMessage(b []byte) string {
 		var str string
 		switch {
 		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
-			return clip(inner.Message)
+			return clip(red, inner.Message)
 		case json.Unmarshal(v.Error, &str) == nil && str != "":
-			return clip(str)
+			return clip(red, str)
 		case v.Message != "":
-			return clip(v.Message)
+			return clip(red, v.Message)
 		case json.Unmarshal(v.Detail, &str) == nil && str != "":
-			return clip(str)
+			return clip(red, str)
 		case len(v.Detail) > 0:
-			return clip(string(v.Detail))
+			return clip(red, string(v.Detail))
 		}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return "(empty body)"
 	}
-	return clip(string(b))
-}
-
-// redactURL renders a URL a server sent (a redirect's Location) without
-// the credentials it may carry: the user name and password become "xxxxx"
-// (as url.URL.Redacted writes a password), query values too, since signed
-// URLs carry tokens there. The result is clipped like any server text.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword("xxxxx", "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		keys := make([]string, 0, len(q))
-		for k := range q {
-			keys = append(keys, url.QueryEscape(k)+"=xxxxx")
-		}
-		slices.Sort(keys)
-		u.RawQuery = strings.Join(keys, "&")
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return clip(u.String())
+	return clip(red, string(b))
 }
 
 // unexpectedType checks a 2xx response's Content-Type against what the
@@ -440,7 +406,7 @@ func redactURL(raw string) string {
 // and audio/wav, or application/octet-stream), chat and speech SSE are
 // text/event-stream. It returns "" when the type fits, else a description of
 // what came and of what was expected.
-func unexpectedType(kind, contentType string) (got, want string) {
+func unexpectedType(redactor func() *secret.Redactor, kind, contentType string) (got, want string) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if kind == results.KindSpeech {
 		want = "audio (audio/*, application/octet-stream)"
@@ -457,40 +423,35 @@ func unexpectedType(kind, contentType string) (got, want string) {
 	case contentType == "":
 		return "no Content-Type", want
 	case err != nil:
-		return fmt.Sprintf("an unparsable Content-Type %q", clip(contentType)), want
+		return fmt.Sprintf("an unparsable Content-Type %q", clip(redactor(), contentType)), want
 	case mt == "text/html" || mt == "application/xhtml+xml":
-		return fmt.Sprintf("an HTML page (Content-Type %q)", clip(contentType)), want
+		return fmt.Sprintf("an HTML page (Content-Type %q)", clip(redactor(), contentType)), want
 	case mt == "text/event-stream":
-		return fmt.Sprintf("an SSE body (Content-Type %q)", clip(contentType)), want
+		return fmt.Sprintf("an SSE body (Content-Type %q)", clip(redactor(), contentType)), want
 	}
-	return fmt.Sprintf("Content-Type %q", clip(contentType)), want
+	return fmt.Sprintf("Content-Type %q", clip(redactor(), contentType)), want
 }
 
 // bodyStart renders the start of an unexpected body for a message: runs of
 // white space (an HTML page's indentation) are collapsed, then clipped.
-func bodyStart(b []byte) string {
+func bodyStart(red *secret.Redactor, b []byte) string {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return "(empty body)"
 	}
-	return clip(strings.Join(strings.Fields(string(b)), " "))
+	return clip(red, strings.Join(strings.Fields(string(b)), " "))
 }
 
 // clip makes a server-supplied message safe for one line of a record:
-// control characters become spaces and it is cut to maxMessage bytes at a
-// character boundary.
-func clip(s string) string {
+// control characters become spaces, the credentials red knows (and any
+// authentication token) are masked, and it is cut to maxMessage bytes at a
+// character boundary, with whatever the cut leaves of a credential masked
+// too (secret.Redactor.Clip).
+func clip(red *secret.Redactor, s string) string {
 	s = strings.TrimSpace(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
 	}, s))
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return red.Clip(s, maxMessage)
 }

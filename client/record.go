@@ -3,6 +3,7 @@ package client
 import (
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -70,5 +71,6 @@ func (c *Client) FinishAudio(rec *results.Record, f wav.Format) {
 }
 
 // ServerText makes server-supplied text safe for one line of a record
-// (control characters removed, clipped), as the HTTP kinds do.
-func ServerText(s string) string { return clip(s) }
+// (control characters removed, credentials masked, then clipped with what
+// the cut leaves of a credential masked too), as the HTTP kinds do.
+func ServerText(red *secret.Redactor, s string) string { return clip(red, s) }

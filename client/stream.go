@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/wav"
 )
@@ -98,6 +99,21 @@ type stream struct {
 	template      chunkTemplate // the last audio event's bytes around its audio string
 	sev           speechEvent
 	body          body
+
+	// The credentials to mask in server text quoted in Record.Error: the
+	// owner's redactor with the request's headers, built on first use
+	// (only a failing request needs it).
+	owner   *Client
+	headers map[string]string
+	red     *secret.Redactor
+}
+
+// redactor is the request's redactor (Client.RedactorFor).
+func (s *stream) redactor() *secret.Redactor {
+	if s.red == nil {
+		s.red = s.owner.RedactorFor(s.headers)
+	}
+	return s.red
 }
 
 // reset prepares a pooled stream for a new request, keeping its buffers.
@@ -110,12 +126,14 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		parent:  context.Background(), ctx: context.Background(),
 		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool}, flacPCM: s.flacPCM[:0],
 		template: chunkTemplate{prefix: s.template.prefix[:0], suffix: s.template.suffix[:0]},
+		owner:    s.owner,
 	}
 }
 
 // release drops references to request data before the stream is pooled.
 func (s *stream) release() {
 	s.rec, s.parent, s.ctx, s.body, s.audioOut = nil, nil, nil, body{}, nil
+	s.headers, s.red = nil, nil
 	if s.sr != nil {
 		s.sr.Reset(nil) // drop the finished response body
 	}
@@ -253,7 +271,7 @@ func (s *stream) chatEvent(ev sse.Event, now time.Time) (done bool, err error) {
 		return false, fail(results.ErrMalformed, "event %d: %w", s.events, err)
 	}
 	if c.HasError {
-		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, serverMessage(c.ErrorMessage))
+		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, s.serverMessage(c.ErrorMessage))
 	}
 	rec := s.rec
 	if c.HasUsage {
@@ -327,7 +345,7 @@ func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error)
 	}
 	kind := speechKind(ev.Type, e.Type)
 	if kind == speechError || e.HasError {
-		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, serverMessage(e.ErrorMessage))
+		return false, fail(results.ErrStreamError, "event %d: server error: %s", s.events, s.serverMessage(e.ErrorMessage))
 	}
 	switch kind {
 	case speechDone:
@@ -382,11 +400,11 @@ func pluralS(n int) string {
 }
 
 // serverMessage renders a server's error message for Record.Error.
-func serverMessage(t jsonText) string {
+func (s *stream) serverMessage(t jsonText) string {
 	if t.empty() {
 		return "(no message)"
 	}
-	return clip(t.String())
+	return clip(s.redactor(), t.String())
 }
 
 // stamp records the delay of a simulator send stamp ": sent=<unix ns>".

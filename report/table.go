@@ -82,6 +82,9 @@ func WidthFor(out io.Writer, wide bool) int {
 	if wide {
 		return -1
 	}
+	if u, ok := out.(interface{ Unwrap() io.Writer }); ok {
+		out = u.Unwrap() // a redacting writer around the terminal
+	}
 	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > DefaultWidth {
 			return w

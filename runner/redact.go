@@ -3,12 +3,9 @@ package runner
 import (
 	"maps"
 
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/secret"
 )
-
-// redactURL removes any user:password from a URL before it is written
-// anywhere (the same rule every package uses: secret.URL).
-func redactURL(raw string) string { return secret.URL(raw) }
 
 // redactFlags returns the flags of the results header with every known
 // credential and every URL's userinfo removed from their values.
@@ -21,4 +18,16 @@ func redactFlags(r *secret.Redactor, flags map[string]string) map[string]string 
 		out[k] = r.String(secret.URL(v))
 	}
 	return out
+}
+
+// redactRecord masks credentials in the server text a record carries, on
+// its way to every consumer (summary, JSONL, HTML, exporter). The clients
+// redact that text before they clip it; this is the last line of defence.
+func redactRecord(r *secret.Redactor, rec *results.Record) {
+	if rec.Error != "" {
+		rec.Error = r.String(rec.Error)
+	}
+	if rec.WS != nil && rec.WS.CloseReason != "" {
+		rec.WS.CloseReason = r.String(rec.WS.CloseReason)
+	}
 }

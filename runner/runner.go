@@ -216,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if metricsURL == "" {
 		metricsURL = target + "/metrics"
 	}
-	out.MetricsURL = redactURL(metricsURL)
+	out.MetricsURL = secret.URL(metricsURL)
 	if note := shardScrapeNote(cfg); note != "" {
 		out.ScrapeNote = note
 		cfg.Scrape = ScrapeOff
@@ -283,7 +283,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		SchemaVersion: results.SchemaVersion,
 		Version:       cfg.Version,
 		StartedAt:     time.Now().UTC().Format(time.RFC3339Nano),
-		Target:        redactURL(target),
+		Target:        secret.URL(target),
 		Simulator:     simulated,
 		Scenario:      cfg.Scenario,
 		Seed:          cfg.Seed,
@@ -313,6 +313,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	consume := func(rec *results.Record, audio *bytes.Buffer) {
 		// Every kind's record (HTTP and WebSocket) says its latency origin.
 		rec.LatencyOrigin = origin
+		redactRecord(cfg.Redact, rec)
 		col.add(rec)
 		if audio != nil && rec.HasAudio() && audio.Len() == 0 {
 			// Measured from file headers, never decoded (Ogg Opus, MPEG 2.5

@@ -16,6 +16,7 @@ func (cfg *Config) ScrapeOptions() scrape.Options {
 		MaxBytes:   cfg.ScrapeMaxBytes,
 		MaxSamples: cfg.ScrapeMaxSamples,
 		Client:     tlsconf.Client(cfg.Client.TLSConfig),
+		Redact:     cfg.Redact,
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/omnibench/omnibench/secret"
 )
 
 // ParseTarget checks a server base URL (--url) and returns the base the
@@ -31,17 +33,17 @@ func ParseTarget(raw string) (base, note string, err error) {
 	u, perr := url.Parse(raw)
 	switch {
 	case perr != nil:
-		return "", "", fmt.Errorf("--url %q: not a URL: %w", redactURL(raw), perr)
+		return "", "", fmt.Errorf("--url %q: not a URL: %w", secret.URL(raw), perr)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", "", fmt.Errorf("--url %q: want an http:// or https:// URL (got scheme %q)", redactURL(raw), u.Scheme)
+		return "", "", fmt.Errorf("--url %q: want an http:// or https:// URL (got scheme %q)", secret.URL(raw), u.Scheme)
 	case u.Host == "":
-		return "", "", fmt.Errorf("--url %q: no host (want e.g. http://127.0.0.1:8000)", redactURL(raw))
+		return "", "", fmt.Errorf("--url %q: no host (want e.g. http://127.0.0.1:8000)", secret.URL(raw))
 	case u.RawQuery != "" || u.Fragment != "":
-		return "", "", fmt.Errorf("--url %q: a base URL takes no query or fragment", redactURL(raw))
+		return "", "", fmt.Errorf("--url %q: a base URL takes no query or fragment", secret.URL(raw))
 	}
 	base = strings.TrimRight(raw, "/")
 	if trimmed, ok := strings.CutSuffix(base, "/v1"); ok {
-		note = fmt.Sprintf("--url %s ends in /v1: using %s (request paths start with /v1 and /metrics is at the server root)", redactURL(base), redactURL(trimmed))
+		note = fmt.Sprintf("--url %s ends in /v1: using %s (request paths start with /v1 and /metrics is at the server root)", secret.URL(base), secret.URL(trimmed))
 		base = trimmed
 	}
 	return base, note, nil

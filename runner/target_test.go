@@ -21,7 +21,7 @@ func TestParseTarget(t *testing.T) {
 		{"ftp://h/", "", "", "want an http:// or https:// URL"},
 		{"http://", "", "", "no host"},
 		{"http://h:1/?a=b", "", "", "no query or fragment"},
-		{"http://u:secret@h:1/?a=b", "", "", `"http://h:1/?a=b"`},
+		{"http://u:secret@h:1/?a=b", "", "", `"http://h:1/?a=xxxxx"`},
 	} {
 		base, note, err := ParseTarget(tc.in)
 		if tc.err != "" {

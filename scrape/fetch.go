@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/omnibench/omnibench/secret"
 )
 
 // Accept selects the exposition format asked for.
@@ -86,7 +88,10 @@ const DefaultTimeout = 10 * time.Second
 // http.DefaultClient, within DefaultTimeout, reading at most MaxBodyBytes and
 // accepting at most DefaultMaxSamples samples.
 type Options struct {
-	Accept     Accept
+	Accept Accept
+	// Redact holds the credentials to keep out of errors and snapshots
+	// (package secret); the URL's own user information is added to it.
+	Redact     *secret.Redactor
 	Client     *http.Client  // nil: http.DefaultClient
 	Timeout    time.Duration // whole scrape; 0: DefaultTimeout
 	MaxBytes   int64         // exposition bytes read; 0: MaxBodyBytes
@@ -139,7 +144,7 @@ func (o Options) FetchSettled(ctx context.Context, url string, settle time.Durat
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting %s before scraping %s: %w", settle, redact(url), ctx.Err())
+			return nil, fmt.Errorf("waiting %s before scraping %s: %w", settle, secret.URL(url), ctx.Err())
 		}
 	}
 	return o.Fetch(ctx, url)
@@ -172,11 +177,13 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s: exposition has more than %d %s (the cap)", e.Source, e.Limit, e.What)
 }
 
-// Fetch scrapes url once and returns the raw response as a Snapshot, after
-// checking that the body parses. The whole scrape is bounded by o.Timeout
+// Fetch scrapes url once and returns the response as a Snapshot (the body
+// as received, but for the credentials of o.Redact and of the URL, which are
+// masked), after checking that the body parses. The whole scrape is bounded by o.Timeout
 // as well as by ctx. Errors name the URL (with any password removed).
 func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
-	shown := redact(rawURL)
+	shown := secret.URL(rawURL)
+	red := o.Redact.With(secret.FromURL(rawURL)...)
 	client := o.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -205,6 +212,17 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 		return nil, fmt.Errorf("scrape %s: %w", shown, scrubURLError(err))
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 {
+		// A final informational answer (101 Switching Protocols): its
+		// body is the raw connection, which would be read until the
+		// server closes it.
+		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: red.Clip(resp.Status, maxExcerpt)}
+	}
+	// The whole exchange ends at the deadline, body included, whatever
+	// the answer: closing the body ends a read that the request's context
+	// does not reach.
+	stop := context.AfterFunc(sctx, func() { resp.Body.Close() })
+	defer stop()
 	limit := o.maxBytes()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
@@ -216,8 +234,12 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	if int64(len(body)) > limit {
 		return nil, &LimitError{Source: "scrape " + shown, What: "bytes", Limit: limit}
 	}
+	// A server may quote the request's credentials in the exposition (a
+	// HELP text, a label): the snapshot is written to files and
+	// summaries, so they are masked here, where it enters.
+	body = red.Bytes(body)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: resp.Status, Body: excerpt(body)}
+		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: red.Clip(resp.Status, maxExcerpt), Body: excerpt(red, body)}
 	}
 	snap := &Snapshot{
 		URL:         shown,
@@ -251,38 +273,22 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
-// excerpt is the first line of a body, short and printable.
-func excerpt(body []byte) string {
-	s := string(body[:min(len(body), 200)])
+// maxExcerpt bounds the server text quoted in a StatusError.
+const maxExcerpt = 200
+
+// excerpt is the first line of a body, short and printable, with the
+// credentials in red masked before it is cut (secret.Redactor.Clip).
+func excerpt(red *secret.Redactor, body []byte) string {
+	n := min(len(body), 4*maxExcerpt)
+	for n < len(body) && n > 0 && !utf8.RuneStart(body[n]) {
+		n-- // no character cut in two
+	}
+	s := string(body[:n])
 	if !utf8.ValidString(s) {
 		return ""
 	}
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(s)
-}
-
-// redact removes the user information from a URL for display: the
-// password, and the user name too, which is a token as often as a name
-// (https://TOKEN@host). A URL that does not parse as one with a host is
-// shown from its last "@" on, which is where user information would end.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Opaque != "" && strings.Contains(u.Opaque, "@")) {
-		// Unparsable, or parsed as scheme and opaque data ("user:pw@host"
-		// has the scheme "user").
-		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
-			return "xxxxx@" + raw[i+1:]
-		}
-		return raw
-	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword("xxxxx", "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-	}
-	return u.String()
+	return red.Clip(strings.TrimSpace(s), maxExcerpt)
 }
 
 // scrubURLError replaces the URL inside a *url.Error (which net/http prints

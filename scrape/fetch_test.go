@@ -1,12 +1,17 @@
 package scrape
 
 import (
+	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,12 +175,12 @@ func TestFetchErrors(t *testing.T) {
 	}
 	// A user name alone may be a token.
 	_, err = Fetch(ctx, "http://tok3n@127.0.0.1:1/metrics", AcceptAuto)
-	if err == nil || strings.Contains(err.Error(), "tok3n") || !strings.Contains(err.Error(), "xxxxx@127.0.0.1:1") {
+	if err == nil || strings.Contains(err.Error(), "tok3n") || !strings.Contains(err.Error(), "http://127.0.0.1:1/metrics") {
 		t.Errorf("a user name leaked, or the URL is not named, on connect error: %v", err)
 	}
 	// Without a scheme the URL does not parse; its credentials still go.
 	_, err = Fetch(ctx, "user:s3cret@127.0.0.1:1/metrics", AcceptAuto)
-	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "xxxxx@127.0.0.1:1/metrics") {
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "[redacted]@127.0.0.1:1/metrics") {
 		t.Errorf("an unparsable URL's credentials leaked, or it is not named: %v", err)
 	}
 }
@@ -223,5 +228,81 @@ func TestFetchSettled(t *testing.T) {
 	case <-fetched:
 		t.Fatal("scraped although the wait was cancelled")
 	default:
+	}
+}
+
+// switchingServer answers every request with 101 Switching Protocols and
+// then holds the connection open without a byte more, until the test ends:
+// net/http hands such a response's body back as the raw connection, which
+// no request context bounds.
+func switchingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var conns sync.WaitGroup
+	t.Cleanup(func() {
+		close(done)
+		ln.Close()
+		conns.Wait()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+				<-done
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestFetchSwitchingProtocols: a /metrics that answers 101 and holds the
+// connection is an error naming the URL and the status, at once, not a
+// scrape that waits for the server to close.
+func TestFetchSwitchingProtocols(t *testing.T) {
+	base := switchingServer(t)
+	_, err := Options{Timeout: time.Hour}.Fetch(t.Context(), base+"/metrics")
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusSwitchingProtocols || !strings.Contains(err.Error(), base+"/metrics") {
+		t.Fatalf("101 answer: %v, want a StatusError naming %s/metrics and 101", err, base)
+	}
+}
+
+// TestFetchStatusErrorRedacts: a metrics endpoint that refuses the URL's
+// Basic credentials and quotes them back, the quote straddling the cut of
+// the excerpt, leaves nothing of them in the error.
+func TestFetchStatusErrorRedacts(t *testing.T) {
+	const lead = "bad credentials "
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		token := strings.TrimPrefix(r.Header.Get("Authorization"), "Basic ")
+		// The token starts 8 bytes before the 200-byte cut.
+		_, _ = io.WriteString(w, strings.Repeat("x", 192-len(lead))+lead+token+"\n")
+	}))
+	defer srv.Close()
+	const user, pass = "scrapeuser", "scrape-PW-9134"
+	token := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+	_, err := Fetch(t.Context(), strings.Replace(srv.URL, "http://", "http://"+user+":"+pass+"@", 1), AcceptText)
+	if err == nil {
+		t.Fatal("a 401 scraped")
+	}
+	for k := 4; k <= len(token); k++ {
+		if strings.Contains(err.Error(), token[:k]) {
+			t.Fatalf("the error keeps %q of the Basic credential: %v", token[:k], err)
+		}
 	}
 }

@@ -7,15 +7,24 @@
 // commands) and is applied to every output: results lines, summaries, HTML,
 // JUnit, Markdown and CSV, stdout and stderr, the server logs ab keeps and
 // the metrics files. Matching is by value, not by where a value came from, so
-// a server that quotes a credential back in an error body is caught as well.
+// a server that quotes a credential back in an error body is caught as well;
+// the tokens of Bearer and Basic credentials are masked whoever they belong
+// to.
+//
+// Server text is redacted where it enters a record or an error, before it is
+// cut to length (Redactor.Clip): a cut first would leave the start of a
+// credential that straddles it, which no later pass recognises. URL is the
+// one way a URL is shown.
 package secret
 
 import (
+	"bytes"
 	"encoding/base64"
 	"io"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Mask replaces every credential.
@@ -26,12 +35,17 @@ const Mask = "[redacted]"
 // still removed structurally by URL.
 const MinLen = 4
 
-// Redactor replaces known secret values by Mask. The zero value and nil
-// redact nothing. A Redactor is immutable once built and safe for concurrent
-// use.
+// Redactor replaces known secret values by Mask, and the tokens of Bearer
+// and Basic credentials whoever they belong to. The zero value and nil know
+// no secret values but still mask those tokens. A Redactor is immutable once
+// built and safe for concurrent use.
 type Redactor struct {
 	secrets []string // longest first, so a secret containing another goes whole
-	repl    *strings.Replacer
+	// raw holds secrets as bytes: Bytes looks for them in every line a
+	// redacting writer passes, and a string conversion of the line per
+	// secret would copy it each time.
+	raw  [][]byte
+	repl *strings.Replacer
 }
 
 // New returns a Redactor for the given values (empty and too-short values
@@ -51,6 +65,7 @@ func New(values ...string) *Redactor {
 		pairs := make([]string, 0, 2*len(secrets))
 		for _, s := range secrets {
 			pairs = append(pairs, s, Mask)
+			r.raw = append(r.raw, []byte(s))
 		}
 		r.repl = strings.NewReplacer(pairs...)
 	}
@@ -65,33 +80,75 @@ func (r *Redactor) With(values ...string) *Redactor {
 	return New(append(slices.Clone(r.secrets), values...)...)
 }
 
-// Empty reports whether r redacts nothing.
+// Empty reports whether r knows no secret value (it still masks
+// authentication tokens).
 func (r *Redactor) Empty() bool { return r == nil || r.repl == nil }
 
-// String returns s with every secret replaced by Mask.
+// String returns s with every secret replaced by Mask, and the token of
+// every Bearer or Basic credential (see maskSchemes).
 func (r *Redactor) String(s string) string {
-	if r.Empty() {
-		return s
+	if !r.Empty() {
+		s = r.repl.Replace(s)
 	}
-	return r.repl.Replace(s)
+	return maskSchemes(s)
 }
 
 // Bytes returns b with every secret replaced by Mask (b itself when none
 // occurs).
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r.Empty() || !r.containsAny(b) {
+	if !r.containsAny(b) && !hasScheme(b) {
 		return b
 	}
-	return []byte(r.repl.Replace(string(b)))
+	return []byte(r.String(string(b)))
 }
 
 func (r *Redactor) containsAny(b []byte) bool {
-	for _, s := range r.secrets {
-		if strings.Contains(string(b), s) {
+	if r.Empty() {
+		return false
+	}
+	for _, s := range r.raw {
+		if bytes.Contains(b, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// Clip returns s redacted (String) and then cut to at most n bytes at a
+// character boundary, with "..." appended when cut. Redacting first matters:
+// a secret straddling the cut would otherwise survive as its first part.
+// A cut that leaves the start of a secret anyway (MinLen bytes or more:
+// the text held the secret's start but not its end) or the start of a
+// Bearer or Basic token masks that start too.
+func (r *Redactor) Clip(s string, n int) string {
+	s = r.String(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return r.maskTail(s[:cut]) + "..."
+}
+
+// maskTail masks the end of s when it is the start of a secret or of an
+// authentication token.
+func (r *Redactor) maskTail(s string) string {
+	if i := schemeTail(s); i >= 0 {
+		return s[:i] + Mask
+	}
+	if r.Empty() {
+		return s
+	}
+	for _, sec := range r.secrets {
+		for k := min(len(sec)-1, len(s)); k >= MinLen; k-- {
+			if strings.HasSuffix(s, sec[:k]) {
+				return s[:len(s)-k] + Mask
+			}
+		}
+	}
+	return s
 }
 
 // Writer returns a writer that redacts each Write before passing it to w.
@@ -100,8 +157,8 @@ func (r *Redactor) containsAny(b []byte) bool {
 // secret is never split across two calls. It reports len(p) written on
 // success, whatever the redacted length.
 func (r *Redactor) Writer(w io.Writer) io.Writer {
-	if r.Empty() {
-		return w
+	if rw, ok := w.(*writer); ok && rw.r == r {
+		return w // already redacted by r
 	}
 	return &writer{r: r, w: w}
 }
@@ -122,21 +179,38 @@ func (w *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// URL returns raw with its user information removed, for display. A value
-// that does not parse as a URL but has an '@' is masked whole: it may still
-// hold a password.
+// URL is the one rule for showing a URL, whoever gave it (a flag, a
+// server's redirect): the user information goes (a user name is a token as
+// often as a name, https://TOKEN@host), and so do the fragment and the
+// values of the query of a URL with a host (signed URLs carry tokens there);
+// the keys stay, their values become "xxxxx". A value that does not parse
+// as such a URL but has an '@' shows only what follows its last '@', which
+// is where user information would end.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		if strings.Contains(raw, "@") {
-			return Mask
+	if err != nil || strings.Contains(u.Opaque, "@") {
+		// Unparsable, or parsed as scheme and opaque data ("user:pw@host"
+		// has the scheme "user").
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			return Mask + "@" + raw[i+1:]
 		}
 		return raw
 	}
-	if u.User == nil {
+	hasQuery := u.Host != "" && (u.RawQuery != "" || u.Fragment != "" || u.RawFragment != "")
+	if u.User == nil && !hasQuery {
 		return raw
 	}
 	u.User = nil
+	if hasQuery {
+		q := u.Query()
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, url.QueryEscape(k)+"=xxxxx")
+		}
+		slices.Sort(keys)
+		u.RawQuery = strings.Join(keys, "&")
+		u.Fragment, u.RawFragment = "", ""
+	}
 	return u.String()
 }
 
@@ -259,4 +333,29 @@ func isEnvName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ProxyVariables are the environment variables a proxy URL is read from
+// (net/http's ProxyFromEnvironment reads the first four).
+func ProxyVariables() []string {
+	return []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}
+}
+
+// FromEnvironment returns the credentials of the proxy URLs in the
+// environment (ProxyVariables), read through getenv (os.Getenv): requests
+// go through such a proxy with them, and a proxy that refuses a request
+// may quote them back.
+func FromEnvironment(getenv func(string) string) []string {
+	var out []string
+	for _, name := range ProxyVariables() {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		if !strings.Contains(v, "://") {
+			v = "http://" + v // net/http reads a bare host:port as http
+		}
+		out = append(out, FromURL(v)...)
+	}
+	return out
 }

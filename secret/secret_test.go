@@ -33,8 +33,17 @@ func TestFromURL(t *testing.T) {
 	if got := URL("http://u:p@host/x"); got != "http://host/x" {
 		t.Errorf("URL = %q", got)
 	}
-	if got := URL("http://u:p@host:bad port"); got != Mask {
-		t.Errorf("unparsable URL with userinfo shown as %q", got)
+	for in, want := range map[string]string{
+		"http://u:p@host:bad port":           Mask + "@host:bad port",
+		"u:s3cret@127.0.0.1:1/metrics":       Mask + "@127.0.0.1:1/metrics",
+		"http://tok3n@h/x?sig=abc&a=1#frag":  "http://h/x?a=xxxxx&sig=xxxxx",
+		"http://h:9/metrics":                 "http://h:9/metrics",
+		"what is this? x=1":                  "what is this? x=1", // not a URL: left alone
+		"https://user:pw@h/v1/chat?token=t1": "https://h/v1/chat?token=xxxxx",
+	} {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -86,4 +95,55 @@ func FuzzRedactor(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestClipMasksWhatTheCutLeaves(t *testing.T) {
+	const key = "sk-CLIPKEY-0123456789"
+	r := New(key)
+	for cut := 0; cut <= len(key)+2; cut++ {
+		msg := strings.Repeat("x", 50) + key + " tail"
+		got := r.Clip(msg, 50+cut)
+		for k := MinLen; k <= len(key); k++ {
+			if strings.Contains(got, key[:k]) {
+				t.Fatalf("cut at %d: %q keeps %q of the key", 50+cut, got, key[:k])
+			}
+		}
+		if !strings.HasPrefix(got, strings.Repeat("x", 50)) {
+			t.Fatalf("cut at %d: %q lost the text before the key", 50+cut, got)
+		}
+	}
+	if got := r.Clip("short "+key, 200); got != "short "+Mask {
+		t.Errorf("unclipped: %q", got)
+	}
+	// A token after an authentication scheme goes whether known or not,
+	// whole or cut.
+	basic := base64.StdEncoding.EncodeToString([]byte("proxyuser:proxy-PW-77"))
+	var nilR *Redactor
+	for _, msg := range []string{"got Proxy-Authorization: Basic " + basic + " from you", "authorization=BEARER tok-UNKNOWN-42,x"} {
+		got := nilR.String(msg)
+		if strings.Contains(got, basic) || strings.Contains(got, "tok-UNKNOWN-42") || !strings.Contains(got, Mask) {
+			t.Errorf("String(%q) = %q", msg, got)
+		}
+		for cut := 20; cut < len(msg); cut++ {
+			got := nilR.Clip(msg, cut)
+			if strings.Contains(got, basic[:4]) || strings.Contains(got, "tok-") {
+				t.Errorf("Clip(%q, %d) = %q", msg, cut, got)
+			}
+		}
+	}
+	for _, prose := range []string{"missing Bearer token", "Basic authentication required", "basic stuff"} {
+		if got := nilR.String(prose); got != prose {
+			t.Errorf("prose %q masked: %q", prose, got)
+		}
+	}
+}
+
+func TestFromEnvironment(t *testing.T) {
+	env := map[string]string{"HTTPS_PROXY": "http://pu:proxy-PW-1@proxy:3128", "http_proxy": "pv:proxy-PW-2@proxy:3128"}
+	got := FromEnvironment(func(k string) string { return env[k] })
+	for _, want := range []string{"proxy-PW-1", "proxy-PW-2", base64.StdEncoding.EncodeToString([]byte("pu:proxy-PW-1"))} {
+		if !slices.Contains(got, want) {
+			t.Errorf("FromEnvironment lacks %q: %q", want, got)
+		}
+	}
 }

@@ -27,6 +27,7 @@ func FuzzSpeechMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	c := newClient(f, "http://127.0.0.1:1", Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseSpeechMsg(data)
 		if err == nil {
@@ -47,7 +48,7 @@ func FuzzSpeechMessage(f *testing.F) {
 		}
 		for _, mode := range SpeechModes() {
 			rec := &results.Record{WS: &results.WSTurn{}}
-			st := &speechTurn{sess: Session{SpeechAudio: mode}, rec: rec, t0: time.Now(), started: true}
+			st := &speechTurn{c: c, sess: Session{SpeechAudio: mode}, rec: rec, t0: time.Now(), started: true}
 			_, _ = st.message(message{typ: websocket.MessageText, data: data, at: time.Now()})
 			_ = st.binary(data, 0)
 			checkTimeline(t, rec)
@@ -80,6 +81,8 @@ func FuzzRealtimeEvent(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	c := newClient(f, "http://127.0.0.1:1", Options{APIKey: "sk-fuzz-key"})
+	red := c.redactor(Session{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseRealtimeMsg(data)
 		if err == nil {
@@ -88,11 +91,11 @@ func FuzzRealtimeEvent(f *testing.F) {
 			}
 			_ = m.responseID()
 			_ = m.audioB64()
-			_ = errorText(m.Error, m.Code)
-			_ = forwardedError(m.Event)
+			_ = errorText(red, m.Error, m.Code)
+			_ = forwardedError(red, m.Event)
 		}
 		rec := &results.Record{WS: &results.WSTurn{}}
-		rt := &realtimeTurn{ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, t0: time.Now()}
+		rt := &realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, t0: time.Now()}
 		for range 2 {
 			_, _ = rt.event(message{typ: websocket.MessageText, data: data, at: time.Now()})
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -106,7 +107,7 @@ func (m *realtimeMsg) audioB64() string {
 
 // errorText renders an error event's message and code: the Realtime
 // object {type, code, message}, or a flat string with a top-level code.
-func errorText(raw json.RawMessage, code *string) string {
+func errorText(red *secret.Redactor, raw json.RawMessage, code *string) string {
 	var obj struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -115,25 +116,25 @@ func errorText(raw json.RawMessage, code *string) string {
 	switch {
 	case json.Unmarshal(raw, &str) == nil:
 		if code != nil && *code != "" {
-			return client.ServerText(fmt.Sprintf("%s (code %s)", str, *code))
+			return client.ServerText(red, fmt.Sprintf("%s (code %s)", str, *code))
 		}
-		return client.ServerText(str)
+		return client.ServerText(red, str)
 	case json.Unmarshal(raw, &obj) == nil && (obj.Message != "" || obj.Code != ""):
-		return client.ServerText(fmt.Sprintf("%s (code %s)", obj.Message, obj.Code))
+		return client.ServerText(red, fmt.Sprintf("%s (code %s)", obj.Message, obj.Code))
 	}
 	return "(no message)"
 }
 
 // forwardedError is the error inside a forwarded internal event
 // (duplex.response.message carries a mid-stream chat error), or "".
-func forwardedError(ev json.RawMessage) string {
+func forwardedError(red *secret.Redactor, ev json.RawMessage) string {
 	var v struct {
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(ev, &v) != nil || len(v.Error) == 0 || string(v.Error) == "null" {
 		return ""
 	}
-	return errorText(v.Error, nil)
+	return errorText(red, v.Error, nil)
 }
 
 // realtimeSession carries what spans turns: the benchmark's sample rate is
@@ -232,14 +233,14 @@ func (c *Client) runTurns(ctx context.Context, sess Session, t Turn, p turnProto
 	}
 	ce := p.close(cn)
 	if last != nil {
-		setClose(last, ce)
+		cn.setClose(last, ce)
 		t.End(i-1, last)
 	}
 	if f != nil {
 		if last == nil {
 			rec := begin(0)
 			rec.ErrorClass, rec.Error = f.class, f.err.Error()
-			setClose(rec, ce)
+			cn.setClose(rec, ce)
 			t.End(0, rec)
 			i = 1
 		}
@@ -296,7 +297,7 @@ func awaitSessionCreated(ctx context.Context, cn *conn) *failure {
 		case err != nil:
 			return fatal(results.ErrMalformed, "event %d: %v", n+1, err)
 		case ev.Type == "error":
-			return fatal(results.ErrStreamError, "opening the session: server error: %s", errorText(ev.Error, ev.Code))
+			return fatal(results.ErrStreamError, "opening the session: server error: %s", errorText(cn.red, ev.Error, ev.Code))
 		case ev.Type == "session.created":
 			return nil
 		}
@@ -391,7 +392,7 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 	switch ev.Type {
 	case "error":
 		// Any error fails the session, as it fails the benchmark's.
-		return false, fatal(results.ErrStreamError, "event %d: server error: %s", rt.events, errorText(ev.Error, ev.Code))
+		return false, fatal(results.ErrStreamError, "event %d: server error: %s", rt.events, errorText(rt.c.redactor(rt.sess), ev.Error, ev.Code))
 	case evAudioDelta, evLegacyAudioDelta:
 		if !ours {
 			return false, nil
@@ -417,8 +418,9 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		return false, fatal(results.ErrTruncated, "event %d: the server closed the session before response.done", rt.events)
 	default:
 		if strings.HasPrefix(ev.Type, "duplex.") {
-			if msg := forwardedError(ev.Event); msg != "" {
-				return false, fatal(results.ErrStreamError, "event %d: %s: server error: %s", rt.events, client.ServerText(ev.Type), msg)
+			red := rt.c.redactor(rt.sess)
+			if msg := forwardedError(red, ev.Event); msg != "" {
+				return false, fatal(results.ErrStreamError, "event %d: %s: server error: %s", rt.events, client.ServerText(red, ev.Type), msg)
 			}
 		}
 	}

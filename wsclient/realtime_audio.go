@@ -214,7 +214,7 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	}
 	switch ev.Type {
 	case "error":
-		msg := errorText(ev.Error, ev.Code)
+		msg := errorText(at.c.redactor(at.sess), ev.Error, ev.Code)
 		if ev.Code != nil && (*ev.Code == "processing_error" || *ev.Code == "invalid_audio") {
 			// A generation failure is followed by response.audio.done:
 			// read on to it so that the next turn starts clean.

@@ -251,9 +251,10 @@ func FuzzRealtimeAudioEvent(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	c := newClient(f, "http://127.0.0.1:1", Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := &results.Record{WS: &results.WSTurn{}}
-		at := &audioTurn{realtimeTurn: realtimeTurn{ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, t0: time.Now()}}
+		at := &audioTurn{realtimeTurn: realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, t0: time.Now()}}
 		_, _ = at.message(message{typ: websocket.MessageText, data: data, at: time.Now()})
 		at.ended, at.t0 = true, time.Now()
 		_, _ = at.message(message{typ: websocket.MessageText, data: data, at: time.Now()})

@@ -134,7 +134,7 @@ func (c *Client) runSpeech(ctx context.Context, sess Session, t Turn) {
 	}
 	ce := cn.finish(ctx)
 	if last != nil {
-		setClose(last, ce)
+		cn.setClose(last, ce)
 		t.End(i-1, last)
 	}
 	if f != nil {
@@ -142,7 +142,7 @@ func (c *Client) runSpeech(ctx context.Context, sess Session, t Turn) {
 			// session.config itself failed: utterance 0 carries it.
 			rec := c.beginSpeech(t, sess, 0)
 			rec.ErrorClass, rec.Error = f.class, f.err.Error()
-			setClose(rec, ce)
+			cn.setClose(rec, ce)
 			t.End(0, rec)
 			i = 1
 		}
@@ -369,7 +369,7 @@ func (st *speechTurn) message(m message) (done bool, f *failure) {
 	case "error":
 		text := "(no message)"
 		if msg.Message != nil {
-			text = client.ServerText(*msg.Message)
+			text = client.ServerText(st.c.redactor(st.sess), *msg.Message)
 		}
 		if st.srvErr == nil {
 			st.srvErr = fail(results.ErrStreamError, "server error: %s", text)

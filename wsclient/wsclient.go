@@ -45,6 +45,7 @@ import (
 	"github.com/omnibench/omnibench/audiofile"
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/tlsconf"
 	"github.com/omnibench/omnibench/wav"
 )
@@ -282,7 +283,7 @@ type conn struct {
 	closed  *websocket.CloseError // the close frame, once one was seen
 	readErr error                 // the read error that ended the reader
 	opts    *Options
-	secrets []string
+	red     *secret.Redactor // the session's (Client.redactor)
 }
 
 // dial opens the connection with the bearer token and starts the reader.
@@ -318,14 +319,12 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 		case dctx.Err() != nil:
 			return nil, took, fatal(results.ErrTimeout, "WebSocket handshake did not finish within %v", c.opts.IdleTimeout)
 		}
-		return nil, took, fatal(results.ErrConnect, "WebSocket handshake: %v", err)
+		// The library's error may quote the URL and the server's answer.
+		return nil, took, fatal(results.ErrConnect, "WebSocket handshake: %s", client.ServerText(c.redactor(sess), err.Error()))
 	}
 	ws.SetReadLimit(c.opts.MaxMessageBytes)
 	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
-	cn := &conn{c: ws, msgs: make(chan message, 16), cancel: rcancel, opts: &c.opts}
-	if c.opts.APIKey != "" {
-		cn.secrets = append(cn.secrets, c.opts.APIKey)
-	}
+	cn := &conn{c: ws, msgs: make(chan message, 16), cancel: rcancel, opts: &c.opts, red: c.redactor(sess)}
 	go cn.read(rctx)
 	return cn, took, nil
 }
@@ -431,7 +430,7 @@ func (cn *conn) endFailure(events int) *failure {
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		cn.closed = &ce
-		return fatal(results.ErrTruncated, "the server closed the connection (code %d%s) after %d messages, before the end of the turn", int(ce.Code), reasonText(ce.Reason), events)
+		return fatal(results.ErrTruncated, "the server closed the connection (code %d%s) after %d messages, before the end of the turn", int(ce.Code), reasonText(cn.red, ce.Reason), events)
 	}
 	if errors.Is(err, websocket.ErrMessageTooBig) {
 		return fatal(results.ErrMalformed, "a server message exceeds the cap of %d bytes (raise it with --ws-max-message-bytes); the connection was closed with 1009", cn.opts.MaxMessageBytes)
@@ -442,11 +441,11 @@ func (cn *conn) endFailure(events int) *failure {
 	return fatal(results.ErrTruncated, "the connection ended after %d messages, before the end of the turn: %s", events, cn.redact(err.Error()))
 }
 
-func reasonText(r string) string {
+func reasonText(red *secret.Redactor, r string) string {
 	if r == "" {
 		return ""
 	}
-	return ", reason " + client.ServerText(r)
+	return ", reason " + client.ServerText(red, r)
 }
 
 // send writes one JSON text frame with the idle timeout as its deadline.
@@ -586,20 +585,25 @@ func (cn *conn) closeClient(ctx context.Context) *websocket.CloseError {
 	return cn.closed
 }
 
-func (cn *conn) redact(s string) string {
-	for _, sec := range cn.secrets {
-		s = strings.ReplaceAll(s, sec, "[redacted]")
-	}
-	return client.ServerText(s)
+// redact makes server text safe for a record (client.ServerText with the
+// session's redactor).
+func (cn *conn) redact(s string) string { return client.ServerText(cn.red, s) }
+
+// redactor is the one redactor of a session's server text: the HTTP
+// client's (the run's credentials, the API key, the base URL's and the
+// proxy's) with this client's API key and base URL and the session's
+// headers, every one of which the handshake sent and a server may quote.
+func (c *Client) redactor(sess Session) *secret.Redactor {
+	return c.fin.RedactorFor(sess.Headers).With(append(secret.FromURL(c.opts.BaseURL), c.opts.APIKey)...)
 }
 
 // setClose records the close frame on rec.
-func setClose(rec *results.Record, ce *websocket.CloseError) {
+func (cn *conn) setClose(rec *results.Record, ce *websocket.CloseError) {
 	if ce == nil || rec.WS == nil {
 		return
 	}
 	rec.WS.CloseCode = int(ce.Code)
-	rec.WS.CloseReason = client.ServerText(ce.Reason)
+	rec.WS.CloseReason = cn.redact(ce.Reason)
 }
 
 // notSent fails the records of the utterances a dead connection never

@@ -31,7 +31,7 @@ func run() int {
 	cmd, err := root.ExecuteContextC(ctx)
 	stderr := io.Writer(os.Stderr)
 	if cmd != nil {
-		stderr = flagRedactor(cmd.Flags()).Writer(stderr) // the final error may quote a server
+		stderr = commandRedactor(cmd.Flags()).Writer(stderr) // the final error may quote a server
 	}
 	return exitCodeTo(ctx, stderr, err)
 }

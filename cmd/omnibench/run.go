@@ -22,6 +22,7 @@ import (
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/slo"
@@ -464,7 +465,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
 		Flags:            flagsWithoutSecrets(f),
-		Redact:           flagRedactor(f),
+		Redact:           commandRedactor(f),
 		Notes:            notes,
 	}
 	return cfg, sc, nil
@@ -655,7 +656,7 @@ func flagsWithoutSecrets(f *pflag.FlagSet) map[string]string {
 		case "api-key", "header":
 			out[fl.Name] = "[redacted]"
 		case "push":
-			out[fl.Name] = redactedURL(fl.Value.String())
+			out[fl.Name] = secret.URL(fl.Value.String())
 		default:
 			out[fl.Name] = fl.Value.String()
 		}

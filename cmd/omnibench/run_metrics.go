@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,21 +164,4 @@ func (o *metricsOptions) finish(ctx context.Context, exp *exporter.Exporter, gro
 		return nil
 	}
 	return outputErrors(errs)
-}
-
-// redactedURL hides the password of a URL given as a flag value (a bare
-// host:port counts as http, as --push reads it).
-func redactedURL(s string) string {
-	full := s
-	if !strings.Contains(full, "://") {
-		full = "http://" + full
-	}
-	u, err := url.Parse(full)
-	switch {
-	case err != nil:
-		return "[redacted]" // unparsable: it may still hold a secret
-	case u.User == nil:
-		return s
-	}
-	return u.Redacted()
 }

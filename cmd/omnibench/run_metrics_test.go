@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/spf13/pflag"
 )
 
 // fakeGateway records what is pushed to it and answers with status.
@@ -151,15 +152,25 @@ func TestRunRejectsBadPushLabel(t *testing.T) {
 	}
 }
 
-func TestRedactedURL(t *testing.T) {
+func TestPushURLShown(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://gw:9091":           "http://gw:9091",
-		"http://u:secret@gw:9091":  "http://u:xxxxx@gw:9091",
-		"u:secret@gw:9091":         "http://u:xxxxx@gw:9091",
-		"http://u:sec ret@gw:9091": "[redacted]",
+		"http://u:secret@gw:9091":  "http://gw:9091",
+		"u:secret@gw:9091":         "[redacted]@gw:9091",
+		"http://u:sec ret@gw:9091": "[redacted]@gw:9091",
 	} {
-		if got := redactedURL(in); got != want {
-			t.Errorf("redactedURL(%q) = %q, want %q", in, got, want)
+		if got := flagsWithoutSecrets(pushFlag(t, in))["push"]; got != want {
+			t.Errorf("--push %q shown as %q, want %q", in, got, want)
 		}
 	}
+}
+
+// pushFlag is a flag set with --push set to v.
+func pushFlag(t *testing.T, v string) *pflag.FlagSet {
+	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f.String("push", "", "")
+	if err := f.Parse([]string{"--push", v}); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -12,16 +12,24 @@ import (
 	"github.com/omnibench/omnibench/secret"
 )
 
-// flagRedactor is the one redactor of a command: every credential its
-// command line holds. Any flag's value is looked at, not a list of names:
-// the API key (and $OMNIBENCH_API_KEY), every -H value, the userinfo of any
-// URL (--url, --metrics-url, --push, ab's --a-url ...), the secret-looking
-// flags and NAME=value assignments of ab's server commands, and any flag
-// whose own name looks secret.
-func flagRedactor(f *pflag.FlagSet) *secret.Redactor {
+// commandRedactor is the one redactor of a command: every credential its
+// command line and environment hold. Any flag's value is looked at, not a
+// list of names: the API key (and $OMNIBENCH_API_KEY), every -H value, the
+// userinfo of any URL (--url, --metrics-url, --push, ab's --a-url ...), the
+// secret-looking flags and NAME=value assignments of ab's server commands,
+// and any flag whose own name looks secret; then the userinfo of the
+// positional URLs (scrape, diff and check take theirs so) and of the proxy
+// URLs in the environment (HTTPS_PROXY ...), through which requests carry
+// it. The runner, the clients and the scrapes add what they learn on top;
+// everything written or printed goes through it.
+func commandRedactor(f *pflag.FlagSet) *secret.Redactor {
 	var vals []string
 	if k := os.Getenv("OMNIBENCH_API_KEY"); k != "" {
 		vals = append(vals, k)
+	}
+	vals = append(vals, secret.FromEnvironment(os.Getenv)...)
+	for _, a := range f.Args() {
+		vals = append(vals, secret.FromURL(a)...)
 	}
 	f.VisitAll(func(fl *pflag.Flag) {
 		for _, v := range flagElements(fl) {
@@ -57,7 +65,7 @@ func flagElements(fl *pflag.Flag) []string {
 // command's redactor (cobra's PersistentPreRunE of the root: every command
 // gets it). Reports, tables, logs and progress all go through these two.
 func redactOutputs(cmd *cobra.Command, _ []string) error {
-	r := flagRedactor(cmd.Flags())
+	r := commandRedactor(cmd.Flags())
 	cmd.SetOut(r.Writer(cmd.OutOrStdout()))
 	cmd.SetErr(r.Writer(cmd.ErrOrStderr()))
 	return nil
@@ -69,7 +77,7 @@ func redactOutputs(cmd *cobra.Command, _ []string) error {
 func redactErrors(cmd *cobra.Command) {
 	if run := cmd.RunE; run != nil {
 		cmd.RunE = func(c *cobra.Command, args []string) error {
-			return redactError(flagRedactor(c.Flags()), run(c, args))
+			return redactError(commandRedactor(c.Flags()), run(c, args))
 		}
 	}
 	for _, sub := range cmd.Commands() {
@@ -80,7 +88,7 @@ func redactErrors(cmd *cobra.Command) {
 // redactError returns err with its message redacted, keeping its exit
 // status and its chain for errors.Is and errors.As.
 func redactError(r *secret.Redactor, err error) error {
-	if err == nil || r.Empty() {
+	if err == nil {
 		return err
 	}
 	var ee *exitError
