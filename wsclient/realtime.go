@@ -61,7 +61,6 @@ type realtimeMsg struct {
 	Delta        *string `json:"delta"`
 	Audio        *string `json:"audio"` // the plain endpoint's field; accepted as the benchmark does
 	SampleRateHz *int    `json:"sample_rate_hz"`
-	HasAudio     *bool   `json:"has_audio"` // plain realtime's response.audio.done
 	Metadata     *struct {
 		AudioDurationMS *float64 `json:"audio_duration_ms"`
 	} `json:"metadata"`
@@ -151,6 +150,8 @@ type realtimeTurn struct {
 	t0     time.Time
 	events int
 	rid    string
+	// audioEvents counts the turn's audio deltas, with samples or not.
+	audioEvents int
 
 	format    wav.Format
 	onset     client.Onset // audible onset of the current turn's record
@@ -396,6 +397,7 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		if !ours {
 			return false, nil
 		}
+		rt.audioEvents++
 		return false, rt.audio(ev, m.at, off)
 	case evTranscriptDelta, evLegacyTranscriptDelta, "response.output_text.delta", "response.text.delta":
 		if ours && ev.Delta != nil && *ev.Delta != "" {
@@ -411,6 +413,9 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		}
 		if status != "" && status != "completed" {
 			return true, fail(results.ErrStreamError, "event %d: response.done with status %q", rt.events, status)
+		}
+		if !rt.rec.HasAudio() { // session.update asks for audio and text
+			return true, noAudio(rt.audioEvents, rt.rec.TextChars > 0)
 		}
 		return true, nil
 	case "session.closed":

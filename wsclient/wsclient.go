@@ -266,6 +266,14 @@ func fatal(class, format string, args ...any) *failure {
 	return f
 }
 
+// noAudio is the failure of an utterance or turn that asked for audio and
+// ended normally without one sample: results.ErrNoAudio, in the HTTP kinds'
+// words for what came instead (client.InsteadOfAudio). The server finished
+// it, so the session goes on.
+func noAudio(audioEvents int, text bool) *failure {
+	return fail(results.ErrNoAudio, "%s", client.InsteadOfAudio(audioEvents, text))
+}
+
 // message is one server message or the read error that ended the connection.
 type message struct {
 	typ  websocket.MessageType
