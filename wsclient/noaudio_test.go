@@ -24,6 +24,7 @@ func TestNoAudio(t *testing.T) {
 		{"speech-ws file", Session{Kind: results.KindSpeechWS, Texts: texts[:2], SpeechAudio: SpeechFile}, "1 audio event without samples"},
 		{"speech-ws timestamps", Session{Kind: results.KindSpeechWS, Texts: texts[:2], SpeechAudio: SpeechTimestamps}, "no audio event"},
 		{"realtime", Session{Kind: results.KindRealtime, Texts: texts[:2]}, "text only"},
+		{"realtime native", Session{Kind: results.KindRealtime, Endpoint: DuplexPath, Texts: texts[:2]}, "text only"},
 		{"realtime-audio", audioSession(clip, clip), "text only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
