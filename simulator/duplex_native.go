@@ -102,7 +102,7 @@ func (p nativeProjection) text(st *realtimeStream, delta string) {
 // (the bytes are the chat path's chunk, as on the Realtime projection).
 func (p nativeProjection) audio(st *realtimeStream, b64 string) {
 	ev := p.event(st, "response.output_audio.delta")
-	ev["audio"], ev["format"] = b64, st.rc.format
+	ev["audio"], ev["format"] = b64, st.r.format
 	st.rc.send(ev)
 }
 

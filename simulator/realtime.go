@@ -97,6 +97,11 @@ type realtimeResponse struct {
 	cancel context.CancelFunc
 	acked  bool // a playback.ack came before response.done (under respMu)
 	ended  bool // response.done is being sent (under respMu)
+
+	// The session's settings when the response was created: a later
+	// session.update, applied by the receive loop, changes the next one.
+	voice, format   string
+	pcmOut, ackOnly bool
 }
 
 // duplexQuery reports whether the duplex query value asks for the duplex
@@ -502,7 +507,8 @@ func (rc *realtimeConn) responseCreate(ev *realtimeEvent) {
 	}
 	id := fmt.Sprintf("resp-%s-%d-%08x", rc.id, rc.epoch, uint32(rc.s.seq.Add(1)))
 	ctx, cancel := context.WithCancel(rc.ctx)
-	r := &realtimeResponse{id: id, reply: reply, prev: rc.itemPrev, done: make(chan struct{}), cancel: cancel}
+	r := &realtimeResponse{id: id, reply: reply, prev: rc.itemPrev, done: make(chan struct{}), cancel: cancel,
+		voice: rc.voice, format: rc.format, pcmOut: rc.pcmOut, ackOnly: rc.policy == "ack_only"}
 	rc.active = r
 	epoch := rc.epoch
 	rc.epoch++
@@ -575,7 +581,7 @@ func (rc *realtimeConn) respond(ctx context.Context, r *realtimeResponse, epoch 
 		textOn:    true,
 		audioOn:   true,
 		audioText: r.reply,
-		voice:     rc.voice,
+		voice:     r.voice,
 		speed:     1,
 		promptTok: promptTokens(utf8.RuneCountInString(prompt)),
 	})
@@ -628,7 +634,7 @@ func (st *realtimeStream) event(ev *event) error {
 	}
 	st.pcm = j.render(st.pcm[:0], ev)
 	payload := st.pcm
-	if !rc.pcmOut {
+	if !st.r.pcmOut {
 		// The chat path's audio chunk is a whole WAV file (9.4.5).
 		st.file = wav.AppendHeader(st.file[:0], st.format, uint32(len(st.pcm)))
 		st.file = append(st.file, st.pcm...)
@@ -653,7 +659,7 @@ func (st *realtimeStream) finish(status string) {
 	// answer response.done before this goroutine has sent its last event.
 	rc.respMu.Lock()
 	r.ended = true
-	if r.acked || rc.policy != "ack_only" {
+	if r.acked || !r.ackOnly {
 		rc.commit(r)
 	}
 	rc.respMu.Unlock()
