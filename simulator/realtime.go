@@ -72,11 +72,11 @@ type realtimeConn struct {
 	format   string // response_format: what the native schema's audio deltas say they hold
 	pcmOut   bool   // extra_body.audio.format "pcm": raw PCM deltas instead of WAV files
 	idle     time.Duration
-	history  []string // user texts and committed assistant replies
-	itemPrev string   // id of the last conversation item
-	epoch    int      // responses started
-	input    strings.Builder
-	turns    int // input commits (the native schema's turn_id)
+	history  []string        // user texts and committed assistant replies
+	itemPrev string          // id of the last conversation item
+	epoch    int             // responses started
+	input    strings.Builder // text appended since the last input.commit
+	turns    int             // input commits (the native schema's turn_id)
 
 	// policy is playback_commit_policy: under "ack_only" a response stays
 	// active, blocking the next, until a playback.ack covers it; otherwise
@@ -85,10 +85,11 @@ type realtimeConn struct {
 	policyFixed bool
 
 	respMu sync.Mutex
-	active *realtimeResponse // until a playback.ack covers it
+	active *realtimeResponse // until committed: by a playback.ack under ack_only, else at its end
 }
 
-// realtimeResponse is one response.create's reply.
+// realtimeResponse is one response's reply (response.create, or an
+// input.commit that starts one).
 type realtimeResponse struct {
 	id     string
 	reply  string
