@@ -372,23 +372,33 @@ func (s *stream) speechEvent(ev sse.Event, now time.Time) (done bool, err error)
 // normally without one sample. Its message says what came instead, in words
 // that repeat from request to request, so that the error set groups them.
 func (s *stream) noAudio() error {
-	var instead string
+	instead := InsteadOfAudio(s.audioEvents, s.rec.TextChars > 0)
 	switch {
 	case s.kind == results.KindSpeech && s.wavHeader:
 		instead = "a WAV header without samples"
 	case s.kind == results.KindSpeech:
 		instead = "an empty body"
-	case s.audioEvents == 0 && s.rec.TextChars > 0:
-		instead = "text only"
-	case s.audioEvents == 0:
-		instead = "no audio event"
-	default:
-		instead = fmt.Sprintf("%d audio event%s without samples", s.audioEvents, pluralS(s.audioEvents))
-		if s.rec.TextChars > 0 {
-			instead += ", and text"
-		}
 	}
 	return fail(results.ErrNoAudio, "%s", instead)
+}
+
+// InsteadOfAudio is the message of a results.ErrNoAudio failure of a
+// response made of events: what came instead of audio, given the number of
+// audio events (all without samples) and whether text came. The words
+// repeat from request to request so that the error set groups them; the
+// WebSocket kinds (package wsclient) use them too.
+func InsteadOfAudio(audioEvents int, text bool) string {
+	switch {
+	case audioEvents == 0 && text:
+		return "text only"
+	case audioEvents == 0:
+		return "no audio event"
+	}
+	instead := fmt.Sprintf("%d audio event%s without samples", audioEvents, pluralS(audioEvents))
+	if text {
+		instead += ", and text"
+	}
+	return instead
 }
 
 // pluralS is the "s" of a plural count.

@@ -8,8 +8,8 @@ import (
 )
 
 // This file holds the routes of a server that hosts a duplex model. WS
-// /v1/duplex is the alias of /v1/realtime?duplex=1: the same session
-// (realtime.go). A duplex-only server (Config.DuplexOnly), as vLLM-Omni
+// /v1/duplex is the session of /v1/realtime?duplex=1 (realtime.go) in its
+// native schema (duplex_native.go). A duplex-only server (Config.DuplexOnly), as vLLM-Omni
 // serves a model whose pipeline declares a duplex plugin, keeps the duplex
 // session, /v1/models, /health and /metrics, and chat only when the plugin
 // supports it (Config.DuplexChat); every other turn-based route answers
@@ -33,7 +33,7 @@ func plainRealtimeUnavailable() map[string]any {
 	return map[string]any{"type": "error", "error": "Realtime API is not available", "code": "unsupported"}
 }
 
-// handleDuplex serves WS /v1/duplex, the alias of /v1/realtime?duplex=1.
+// handleDuplex serves WS /v1/duplex: the duplex session in its native schema.
 func (s *Server) handleDuplex(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.acceptWS(w, r)
 	if !ok {
@@ -42,7 +42,7 @@ func (s *Server) handleDuplex(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	s.serveDuplex(ctx, c, r.URL.Query())
+	s.serveDuplex(ctx, c, r.URL.Query(), nativeProjection{})
 }
 
 // turnRoutes are the handlers of the turn-based routes: the server's own,

@@ -52,6 +52,11 @@ func FuzzRealtimeClientEvent(f *testing.F) {
 		`{"type":"playback.ack","response_id":"r","item_id":"item_r","played_ms":2140,"committed_ms":2140}`,
 		`{"type":"session.update","output_audio_format":7}`,
 		`{"type":"conversation.item.create","item":"x"}`,
+		`{"type":"session.create","session_id":"tts-1","session":{"response_format":"wav","playback_commit_policy":"ack_only"}}`,
+		`{"type":"session.create","session":{"response_format":["wav"]}}`,
+		`{"type":"input.text.append","text":"Hello."}`,
+		`{"type":"input.commit","response_create":false}`,
+		`{"type":"input.commit","response_create":"yes"}`,
 		`{}`, `[]`,
 	} {
 		f.Add([]byte(s))
@@ -65,10 +70,10 @@ func FuzzRealtimeClientEvent(f *testing.F) {
 			if td := strings.TrimSpace(string(u.TurnDetection)); td != "" && td != "null" {
 				t.Fatalf("turn_detection %s accepted", td)
 			}
-			if u.OutputAudioFormat != nil {
+			for _, raw := range []*json.RawMessage{u.OutputAudioFormat, u.ResponseFormat} {
 				var f string
-				if json.Unmarshal(*u.OutputAudioFormat, &f) != nil || !outputAudioFormat(f) {
-					t.Fatalf("output format %s accepted", *u.OutputAudioFormat)
+				if raw != nil && (json.Unmarshal(*raw, &f) != nil || !outputAudioFormat(f)) {
+					t.Fatalf("output format %s accepted", *raw)
 				}
 			}
 		}

@@ -78,6 +78,12 @@ func FuzzRealtimeEvent(f *testing.F) {
 		`{"type":"response.output_audio_transcript.done","response_id":"resp-1","transcript":"The quick"}`,
 		`{"type":"response.done","response_id":"resp-1","response":{"id":"resp-1","object":"realtime.response","status":"completed","output":[{"id":"item_resp-1","type":"message","role":"assistant","status":"completed"}],"metadata":{"type":"response.done","epoch":0}}}`,
 		`{"type":"response.output_audio.delta","delta":"!!"}`,
+		// The native schema of /v1/duplex.
+		`{"type":"input.committed","session_id":"tts-1","turn_id":0,"epoch":0,"history_len":1,"message":{"role":"user","content":"Hello there."},"server_event_seq":1}`,
+		`{"type":"response.created","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"modalities":["audio","text"],"request_id":"chatcmpl-duplex-tts-1-0-1","server_event_seq":2}`,
+		`{"type":"response.text.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"delta":"Hello there.","server_event_seq":3}`,
+		`{"type":"response.output_audio.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"audio":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"wav","server_event_seq":4}`,
+		`{"type":"response.done","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"committed":true,"playback":{"generated_ms":0},"server_event_seq":5}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -94,17 +100,19 @@ func FuzzRealtimeEvent(f *testing.F) {
 			_ = errorText(red, m.Error, m.Code)
 			_ = forwardedError(red, m.Event)
 		}
-		rec := &results.Record{WS: &results.WSTurn{}}
-		rt := &realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, t0: time.Now()}
-		for range 2 {
-			_, _ = rt.event(message{typ: websocket.MessageText, data: data, at: time.Now()})
-		}
-		checkTimeline(t, rec)
-		if rt.benchBytes < 0 {
-			t.Fatalf("bench bytes %d", rt.benchBytes)
-		}
-		if e := rec.WS.Events; e != "" && e != results.EventsGA && e != results.EventsLegacy {
-			t.Fatalf("events spelling %q", e)
+		for _, native := range []bool{false, true} {
+			rec := &results.Record{WS: &results.WSTurn{}}
+			rt := &realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate, native: native}, rec: rec, t0: time.Now()}
+			for range 2 {
+				_, _ = rt.event(message{typ: websocket.MessageText, data: data, at: time.Now()})
+			}
+			checkTimeline(t, rec)
+			if rt.benchBytes < 0 {
+				t.Fatalf("bench bytes %d", rt.benchBytes)
+			}
+			if e := rec.WS.Events; e != "" && (native || e != results.EventsGA && e != results.EventsLegacy) {
+				t.Fatalf("events spelling %q (native %v)", e, native)
+			}
 		}
 	})
 }

@@ -62,7 +62,6 @@ type realtimeMsg struct {
 	Delta        *string `json:"delta"`
 	Audio        *string `json:"audio"` // the plain endpoint's field; accepted as the benchmark does
 	SampleRateHz *int    `json:"sample_rate_hz"`
-	HasAudio     *bool   `json:"has_audio"` // plain realtime's response.audio.done
 	Metadata     *struct {
 		AudioDurationMS *float64 `json:"audio_duration_ms"`
 	} `json:"metadata"`
@@ -141,6 +140,13 @@ func forwardedError(red *secret.Redactor, ev json.RawMessage) string {
 // the last sample_rate_hz seen on any delta of the session.
 type realtimeSession struct {
 	benchRate int
+	// native is a session on /v1/duplex, in the duplex session's own
+	// schema (docs/reference/websocket.md, section 5) rather than the
+	// OpenAI-Realtime one: session.create opens it, a turn is
+	// input.text.append and input.commit, and a response is committed when
+	// it ends (no playback.ack). Its events are read by the same code: its
+	// audio deltas carry field "audio", which the Realtime reading accepts.
+	native bool
 }
 
 // realtimeTurn is the state of one turn while its events arrive.
@@ -152,6 +158,8 @@ type realtimeTurn struct {
 	t0     time.Time
 	events int
 	rid    string
+	// audioEvents counts the turn's audio deltas, with samples or not.
+	audioEvents int
 
 	format    wav.Format
 	onset     client.Onset // audible onset of the current turn's record
@@ -170,9 +178,10 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 	if sess.Endpoint == "" {
 		sess.Endpoint = RealtimePath + "?duplex=1"
 	}
-	ss := &realtimeSession{benchRate: benchDefaultRate}
+	path, _, _ := strings.Cut(sess.Endpoint, "?")
+	ss := &realtimeSession{benchRate: benchDefaultRate, native: path == DuplexPath}
 	c.runTurns(ctx, sess, t, turnProtocol{
-		open: func(cn *conn) *failure { return c.openRealtime(ctx, cn, sess) },
+		open: func(cn *conn) *failure { return c.openRealtime(ctx, cn, sess, ss.native) },
 		turn: func(cn *conn, i int, rec *results.Record, sink io.Writer) *failure {
 			rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: sink}
 			return rt.run(ctx, cn, i, sess.Texts[i])
@@ -248,9 +257,9 @@ func (c *Client) runTurns(ctx context.Context, sess Session, t Turn, p turnProto
 	}
 }
 
-// openRealtime sends session.update (9.8 step 2) and waits for
-// session.created.
-func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *failure {
+// openRealtime sends session.update (9.8 step 2), or session.create on a
+// native session, and waits for session.created.
+func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session, native bool) *failure {
 	// The scenario's extra body goes where the benchmark puts its speech
 	// extras: into extra_body, which chat-fallback sessions pass on to each
 	// response's chat request.
@@ -271,9 +280,16 @@ func (c *Client) openRealtime(ctx context.Context, cn *conn, sess Session) *fail
 	if sess.Voice != "" {
 		s["voice"] = sess.Voice
 	}
-	msg, err := json.Marshal(map[string]any{"type": "session.update", "session": s})
+	typ := "session.update"
+	if native {
+		// The native session takes the same fields; its playback policy
+		// stays the default, which commits each response when it ends.
+		typ = "session.create"
+		delete(s, "playback_commit_policy")
+	}
+	msg, err := json.Marshal(map[string]any{"type": typ, "session": s})
 	if err != nil {
-		return fatal(results.ErrConnect, "request not sent: encoding session.update: %v", err)
+		return fatal(results.ErrConnect, "request not sent: encoding %s: %v", typ, err)
 	}
 	if f := cn.send(ctx, msg); f != nil {
 		return f
@@ -315,9 +331,7 @@ func (c *Client) closeSession(ctx context.Context, cn *conn) *websocket.CloseErr
 
 // run sends one turn and reads it to its response.done.
 func (rt *realtimeTurn) run(ctx context.Context, cn *conn, i int, text string) *failure {
-	item, err := json.Marshal(map[string]any{"type": "conversation.item.create", "item": map[string]any{
-		"id": fmt.Sprintf("item_u%d", i), "type": "message", "role": "user",
-		"content": []map[string]string{{"type": "input_text", "text": text}}}})
+	msgs, err := rt.turnMessages(i, text)
 	if err != nil {
 		rt.t0 = time.Now()
 		return fatal(results.ErrConnect, "request not sent: %v", err)
@@ -328,11 +342,10 @@ func (rt *realtimeTurn) run(ctx context.Context, cn *conn, i int, text string) *
 		deadline = rt.t0.Add(rt.c.opts.Timeout)
 	}
 	defer rt.finish()
-	if f := cn.send(ctx, item); f != nil {
-		return f
-	}
-	if f := cn.send(ctx, []byte(`{"type":"response.create"}`)); f != nil {
-		return f
+	for _, msg := range msgs {
+		if f := cn.send(ctx, msg); f != nil {
+			return f
+		}
 	}
 	for {
 		m, f := cn.next(ctx, deadline, rt.events)
@@ -359,10 +372,25 @@ func (rt *realtimeTurn) run(ctx context.Context, cn *conn, i int, text string) *
 	}
 }
 
+// turnMessages are the messages of turn i: the user text as a conversation
+// item and response.create, or on a native session input.text.append and
+// input.commit (which starts the response).
+func (rt *realtimeTurn) turnMessages(i int, text string) ([][]byte, error) {
+	if rt.ss.native {
+		b, err := json.Marshal(map[string]string{"type": "input.text.append", "text": text})
+		return [][]byte{b, []byte(`{"type":"input.commit"}`)}, err
+	}
+	item, err := json.Marshal(map[string]any{"type": "conversation.item.create", "item": map[string]any{
+		"id": fmt.Sprintf("item_u%d", i), "type": "message", "role": "user",
+		"content": []map[string]string{{"type": "input_text", "text": text}}}})
+	return [][]byte{item, []byte(`{"type":"response.create"}`)}, err
+}
+
 // ack sends playback.ack for the turn's response, as the benchmark does:
 // the session's ack_only policy keeps a response active until it is acked.
+// A native session commits a response when it ends: nothing to send.
 func (rt *realtimeTurn) ack(ctx context.Context, cn *conn) *failure {
-	if rt.rid == "" {
+	if rt.rid == "" || rt.ss.native {
 		return nil
 	}
 	ms := int64(float64(rt.benchBytes) * 1000 / float64(rt.ss.benchRate*2))
@@ -385,7 +413,7 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		rt.rid = rid
 	}
 	ours := rid == "" || rid == rt.rid
-	if ours {
+	if ours && !rt.ss.native { // the spellings are the Realtime schema's
 		rt.noteSpelling(ev.Type)
 	}
 	off := m.at.Sub(rt.t0).Seconds()
@@ -397,6 +425,7 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		if !ours {
 			return false, nil
 		}
+		rt.audioEvents++
 		return false, rt.audio(ev, m.at, off)
 	case evTranscriptDelta, evLegacyTranscriptDelta, "response.output_text.delta", "response.text.delta":
 		if ours && ev.Delta != nil && *ev.Delta != "" {
@@ -412,6 +441,9 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 		}
 		if status != "" && status != "completed" {
 			return true, fail(results.ErrStreamError, "event %d: response.done with status %q", rt.events, status)
+		}
+		if !rt.rec.HasAudio() { // session.update asks for audio and text
+			return true, noAudio(rt.audioEvents, rt.rec.TextChars > 0)
 		}
 		return true, nil
 	case "session.closed":

@@ -214,14 +214,15 @@ func TestSpeechStreamTextRate(t *testing.T) {
 }
 
 // TestRealtimeMultiTurn runs a three-turn session against the simulator
-// sending the audio events in each spelling, on the duplex endpoint and on
-// its alias /v1/duplex: every turn has its audio, and its record says which
-// spelling the server used.
+// sending the audio events in each spelling on /v1/realtime?duplex=1, and
+// in the session's native schema on /v1/duplex: every turn has its audio,
+// and its record says which Realtime spelling the server used (none on
+// /v1/duplex).
 func TestRealtimeMultiTurn(t *testing.T) {
 	for _, tc := range []struct{ events, endpoint, want string }{
 		{simulator.RealtimeEventsGA, "", results.EventsGA},
 		{simulator.RealtimeEventsLegacy, "", results.EventsLegacy},
-		{simulator.RealtimeEventsGA, "/v1/duplex", results.EventsGA},
+		{simulator.RealtimeEventsGA, DuplexPath, ""}, // the native schema has no Realtime spelling
 	} {
 		t.Run(tc.events+tc.endpoint, func(t *testing.T) {
 			sim := fastSim(t, func(c *simulator.Config) { c.WS.RealtimeEvents = tc.events })

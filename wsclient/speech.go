@@ -84,6 +84,9 @@ type speechTurn struct {
 	srvErr   *failure // the first error message or audio.done error
 	sink     io.Writer
 	sawText  bool
+	// audioEvents counts the messages that carry audio: binary frames and
+	// audio.chunk messages other than the closing one of word timestamps.
+	audioEvents int
 }
 
 func (c *Client) runSpeech(ctx context.Context, sess Session, t Turn) {
@@ -285,7 +288,16 @@ func (st *speechTurn) run(ctx context.Context, cn *conn, text string) *failure {
 			if st.srvErr != nil {
 				return st.srvErr
 			}
-			return st.checkTotal()
+			if f := st.checkTotal(); f != nil {
+				return f
+			}
+			// Every utterance asks for audio but an empty flush: the
+			// server trims the text, and answers nothing to say with
+			// session.done alone (total_sentences 0).
+			if !rec.HasAudio() && strings.TrimSpace(text) != "" {
+				return noAudio(st.audioEvents, false)
+			}
+			return nil
 		}
 	}
 }
@@ -349,7 +361,11 @@ func (st *speechTurn) message(m message) (done bool, f *failure) {
 		}
 		st.wire += int64(len(pcm))
 		st.c.addChunk(&st.onset, st.format, rec, st.sink, off, pcm)
-		if len(pcm) == 0 && len(msg.Timestamps) > 0 && string(msg.Timestamps) != "null" {
+		closing := len(pcm) == 0 && len(msg.Timestamps) > 0 && string(msg.Timestamps) != "null"
+		if !closing {
+			st.audioEvents++
+		}
+		if closing {
 			var ws []struct {
 				Word string `json:"word"`
 			}
@@ -390,6 +406,7 @@ func (st *speechTurn) binary(p []byte, off float64) *failure {
 	if !st.started {
 		return fatal(results.ErrMalformed, "message %d: a binary frame before audio.start", st.events)
 	}
+	st.audioEvents++
 	st.wire += int64(len(p))
 	switch st.sess.SpeechAudio {
 	case SpeechStream:

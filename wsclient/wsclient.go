@@ -1,6 +1,7 @@
 // Package wsclient is omnibench's client for the WebSocket kinds: speech-ws
 // (WS /v1/audio/speech/stream, incremental text in, TTS audio out), realtime
-// (the OpenAI-Realtime text-in, audio-out turn of WS /v1/realtime?duplex=1)
+// (the OpenAI-Realtime text-in, audio-out turn of WS /v1/realtime?duplex=1,
+// or the same turn in the duplex session's native schema on WS /v1/duplex)
 // and realtime-audio (plain WS /v1/realtime: 16 kHz speech appended in real
 // time, speech out). One Session is one connection carrying K
 // utterances or turns in turn; each becomes one results.Record with its own
@@ -22,7 +23,7 @@
 //
 // A record's offsets are measured from the message that asks for the audio:
 // input.done (speech-ws), conversation.item.create (realtime, as the
-// vLLM-Omni benchmark starts its clock) and the final
+// vLLM-Omni benchmark starts its clock; input.text.append on /v1/duplex) and the final
 // input_audio_buffer.commit (realtime-audio: the end of speech). Receive times are taken when the
 // reader goroutine has the whole message.
 package wsclient
@@ -54,6 +55,9 @@ import (
 const (
 	SpeechStreamPath = "/v1/audio/speech/stream"
 	RealtimePath     = "/v1/realtime"
+	// DuplexPath is the duplex session in its native schema: a realtime
+	// session whose Endpoint is this path speaks that schema (realtime.go).
+	DuplexPath = "/v1/duplex"
 )
 
 // DefaultMaxMessageBytes caps one server message: a non-streaming WAV frame
@@ -265,6 +269,14 @@ func fatal(class, format string, args ...any) *failure {
 	f := fail(class, format, args...)
 	f.fatal = true
 	return f
+}
+
+// noAudio is the failure of an utterance or turn that asked for audio and
+// ended normally without one sample: results.ErrNoAudio, in the HTTP kinds'
+// words for what came instead (client.InsteadOfAudio). The server finished
+// it, so the session goes on.
+func noAudio(audioEvents int, text bool) *failure {
+	return fail(results.ErrNoAudio, "%s", client.InsteadOfAudio(audioEvents, text))
 }
 
 // message is one server message or the read error that ended the connection.
