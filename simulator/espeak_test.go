@@ -287,3 +287,22 @@ func TestVoiceEngineFailure(t *testing.T) {
 		t.Errorf("status %d (%d bytes), want 500", status, len(body))
 	}
 }
+
+// TestEspeakChat: a streaming chat response speaks its reply text with the
+// same voice as a speech request for that text, in events of the planned
+// chunk size.
+func TestEspeakChat(t *testing.T) {
+	needEspeak(t)
+	run := startSim(t, espeakConfig(Faults{}))
+	cs := doChat(t, run, chatReq(spokenText, nil))
+	pcm := pcmOf(t, cs.audio, true)
+	_, _, want := doSpeech(t, run, speechReq(spokenText, map[string]any{"response_format": "pcm"}))
+	if len(pcm) == 0 || !bytes.Equal(pcm, want) {
+		t.Errorf("chat audio: %d bytes; the speech of its text: %d bytes; equal %v", len(pcm), len(want), bytes.Equal(pcm, want))
+	}
+	for i, a := range cs.audio[:len(cs.audio)-1] {
+		if h, _ := wav.ParseHeader(a); h.DataSize != 4800 {
+			t.Errorf("audio event %d: %d PCM bytes, want 4800 (0.1 s chunks)", i, h.DataSize)
+		}
+	}
+}

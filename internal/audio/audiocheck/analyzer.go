@@ -87,7 +87,11 @@ func (a *Analyzer) Write(p []byte) {
 		a.carried = 0
 	}
 	whole := len(p) - len(p)%a.frameSize
-	a.samples(p[:whole])
+	if a.cfg.Channels == 1 {
+		a.mono(p[:whole])
+	} else {
+		a.samples(p[:whole])
+	}
 	a.carried = copy(a.carry[:], p[whole:])
 }
 
@@ -128,6 +132,38 @@ func (a *Analyzer) samples(p []byte) {
 	a.frames += int64(len(p) / a.frameSize)
 	a.sum, a.sumSq, a.peak, a.clipped = sum, sumSq, peak, clipped
 	a.winSum, a.winFill, a.ch = winSum, winFill, ch
+}
+
+// mono is samples for one channel, without the channel bookkeeping: the
+// common case, and the hot loop.
+func (a *Analyzer) mono(p []byte) {
+	sum, sumSq, peak, clipped := a.sum, a.sumSq, a.peak, a.clipped
+	winSum, winFill, run := a.winSum, a.winFill, a.runs[0]
+	clipRun := int32(a.cfg.ClipRun)
+	for i := 0; i+1 < len(p); i += 2 {
+		x := int32(int16(uint16(p[i]) | uint16(p[i+1])<<8))
+		sum += int64(x)
+		sq := int64(x * x)
+		sumSq += sq
+		winSum += sq
+		ax := max(x, -x)
+		peak = max(peak, ax)
+		if ax >= 32767 {
+			run++
+		} else if run > 0 {
+			if run >= clipRun {
+				clipped += int64(run)
+			}
+			run = 0
+		}
+		if winFill++; winFill == a.window {
+			a.endWindow(winSum)
+			winSum, winFill = 0, 0
+		}
+	}
+	a.frames += int64(len(p) / 2)
+	a.sum, a.sumSq, a.peak, a.clipped = sum, sumSq, peak, clipped
+	a.winSum, a.winFill, a.runs[0] = winSum, winFill, run
 }
 
 // endWindow judges a whole window by its power sum and keeps the gap count.

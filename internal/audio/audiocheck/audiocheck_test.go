@@ -179,6 +179,11 @@ func TestClipping(t *testing.T) {
 	if r.ClippedShare != want || want < 0.3 || !r.Defects.Has(Clipped) || r.PeakDBFS != 0 {
 		t.Errorf("overdriven sine: clipped share %v (want %v), defects %q, peak %v", r.ClippedShare, want, r.Defects, r.PeakDBFS)
 	}
+	// Runs of exactly ClipRun samples count; one shorter do not.
+	runs := []float64{1, 1, 1, 0, -1, -1, 0, 0.5}
+	if r := analyze(t, pcm(runs), Config{}, whole); r.ClippedShare != 3.0/8 {
+		t.Errorf("runs of 3 and 2 full-scale samples in 8: clipped share %v, want 3/8", r.ClippedShare)
+	}
 	touching := sine(rate, 1, 250) // peaks at 32767 for one sample each
 	if r := analyze(t, pcm(touching), Config{}, whole); r.ClippedShare != 0 || r.Defects != 0 {
 		t.Errorf("sine touching full scale: clipped share %v, defects %q", r.ClippedShare, r.Defects)
@@ -286,11 +291,13 @@ func TestResetForgets(t *testing.T) {
 }
 
 // FuzzWrite: any PCM, split anywhere, gives the report of writing it at
-// once, with its figures in range.
+// once, with its figures in range; mono PCM (the analyzer's own loop) gives
+// the report of the same PCM in both channels of stereo (the general loop).
 func FuzzWrite(f *testing.F) {
 	f.Add(pcm(cat(sine(600, 2, 440), make([]float64, 300), sine(300, 0.5, 440))), uint16(7), uint8(0))
 	f.Add([]byte{0xff, 0x7f, 0xff, 0x7f, 0xff, 0x7f, 0, 0x80, 1}, uint16(1), uint8(1))
 	f.Add(make([]byte, 1000), uint16(13), uint8(2))
+	f.Add([]byte{0xff, 0x7f, 0xff, 0x7f, 0xff, 0x7f, 0, 0, 0, 0x80, 0, 0x80, 1, 0}, uint16(3), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, step uint16, ch uint8) {
 		channels := 1 + int(ch)%4
 		cfg := Config{SampleRate: 8000, Channels: channels, Window: 2 * time.Millisecond, GapThreshold: 4 * time.Millisecond, MaxGap: 8 * time.Millisecond}
@@ -312,6 +319,15 @@ func FuzzWrite(f *testing.F) {
 		}
 		if want := int64(len(b) / (2 * channels)); r1.Frames != want {
 			t.Fatalf("%d frames, want %d", r1.Frames, want)
+		}
+		if channels == 1 {
+			stereo, _ := New(Config{SampleRate: 8000, Channels: 2, Window: cfg.Window, GapThreshold: cfg.GapThreshold, MaxGap: cfg.MaxGap})
+			for i := 0; i+1 < len(b); i += 2 {
+				stereo.Write([]byte{b[i], b[i+1], b[i], b[i+1]})
+			}
+			if r3 := stereo.Report(); r3 != r1 {
+				t.Fatalf("mono: %+v\nthe same in stereo: %+v", r1, r3)
+			}
 		}
 		if !(r1.ClippedShare >= 0 && r1.ClippedShare <= 1) || r1.PeakDBFS > 0 || r1.RMSDBFS > r1.PeakDBFS || math.Abs(r1.DCOffset) > 1 {
 			t.Fatalf("out of range: %+v", r1)
