@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/binary"
@@ -25,7 +26,7 @@ const (
 	voiceCutKeep = 0.6
 	voiceCutDBFS = -25.0
 	// swapFallbackText is spoken by the swap fault when no other text has
-	// been spoken yet.
+	// been spoken before.
 	swapFallbackText = "This audio belongs to another request."
 )
 
@@ -49,11 +50,12 @@ type voiceCache struct {
 	sampleRate int
 	maxBytes   int
 
-	mu    sync.Mutex
-	order *list.List // of *voiceEntry, most recent first
-	index map[voiceKey]*list.Element
-	bytes int
-	last  string
+	mu       sync.Mutex
+	order    *list.List // of *voiceEntry, most recent first
+	index    map[voiceKey]*list.Element
+	bytes    int
+	last     string // the last text spoken
+	previous string // the last text spoken that differs from last
 }
 
 func newVoiceCache(engine VoiceEngine, sampleRate, maxBytes int) *voiceCache {
@@ -95,20 +97,19 @@ func (c *voiceCache) speak(ctx context.Context, text string, speed float64) ([]b
 	return pcm, nil
 }
 
-// swapText records text as the last one spoken and returns the one spoken
-// before it when that differs, for the swap fault: another request's text
-// (the previous different one the server voiced), or a fixed sentence.
-func (c *voiceCache) swapText(text string) string {
+// remember records text as the last one spoken and returns the last
+// different one spoken before it ("" for none): another request's text, for
+// the swap fault.
+func (c *voiceCache) remember(text string) (previous string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	other := c.last
-	if text != c.last {
-		c.last = text
+	previous, c.last = c.last, text
+	if previous == text {
+		previous = c.previous
+	} else {
+		c.previous = previous
 	}
-	if other == "" || other == text {
-		return swapFallbackText
-	}
-	return other
+	return previous
 }
 
 // voiceFaults is the damage one response's voice suffers.
@@ -129,10 +130,8 @@ func drawVoiceFaults(seed int64, key, occurrence uint64, f Faults) voiceFaults {
 // the speech bounded by Timing.MaxAudio (and cut short by the cut-end
 // fault), then silence up to Timing.MinAudio.
 func (s *Server) newVoiceSource(ctx context.Context, text string, speed float64, lead int64, vf voiceFaults) (*voiceSource, error) {
-	if vf.swap {
-		text = s.voice.swapText(text)
-	} else {
-		s.voice.swapText(text)
+	if previous := s.voice.remember(text); vf.swap {
+		text = cmp.Or(previous, swapFallbackText)
 	}
 	pcm, err := s.voice.speak(ctx, text, speed)
 	if err != nil {
