@@ -200,7 +200,7 @@ func readGolden(path string) ([]golden, error) {
 
 func writeGolden(path string, table []golden) error {
 	var b strings.Builder
-	b.WriteString("# reference|hypothesis|words C S D I|characters C S D I, counted by sclite (sctk 2.4.10); see align_test.go\n")
+	b.WriteString("# reference|hypothesis|words C S D I|characters C S D I, counted by sclite (sctk 2.4.10); rewrite with: go test ./internal/wer -run TestSclite -update-golden\n")
 	for _, g := range table {
 		w, c := g.words, g.chars
 		fmt.Fprintf(&b, "%s|%s|%d %d %d %d|%d %d %d %d\n", g.ref, g.hyp, w.Correct, w.Substitutions, w.Deletions, w.Insertions,
