@@ -23,6 +23,10 @@ const (
 	// defaultStallFault is how long the stall fault holds a stream: longer
 	// than any sensible client idle timeout.
 	defaultStallFault = 30 * time.Second
+	// defaultVoiceMuteFor is the voice-mute fault's span: longer than the
+	// one-second internal gap that flags a response's audio, and than any
+	// pause espeak-ng makes (about 0.45 s at a sentence end).
+	defaultVoiceMuteFor = 1500 * time.Millisecond
 	// defaultOversizedBytes is the base64 size of the oversized audio event.
 	defaultOversizedBytes = 300 * 1024
 	// maxStages bounds the topology so labels stay a handful of series.
@@ -60,10 +64,16 @@ type Config struct {
 	// record audio_ttfp_s, audio_underrun_s and audio_continuity_ok_total,
 	// and count in the speech-stream counters (omnimetrics.SpeechStreamFamilies).
 	NoSpeechStreamMetrics bool
+	// VoiceEngine is the voice of the responses' audio: VoiceTones (the
+	// default, also "") or VoiceEspeak.
+	VoiceEngine string
 
 	// onSend, when set (this package's tests and benchmarks), is told each
 	// streamed event's scheduled time (wall clock) and how late it left.
 	onSend func(due time.Time, late time.Duration)
+	// voiceEngine, when set (this package's tests), replaces espeak-ng
+	// behind VoiceEspeak.
+	voiceEngine VoiceEngine
 }
 
 // Timing is the generation timing model (see the package documentation for
@@ -105,6 +115,14 @@ type Faults struct {
 	MalformedBase64 float64 // corrupt the base64 of one audio event
 	Oversized       float64 // make one audio event about OversizedBytes of base64
 	OversizedBytes  int     // base64 size of the oversized event; 0 means 300 KiB
+	// Damage to the spoken voice (VoiceEngine espeak-ng only), drawn from
+	// a generator of their own so that the other draws stay those of the
+	// tone voice:
+	VoiceMute    float64       // silence VoiceMuteFor of the speech around its middle
+	VoiceMuteFor time.Duration // length of the muted span; 0 means 1.5 s
+	VoiceClip    float64       // drive the speech 18 dB past full scale (clipping)
+	VoiceCutEnd  float64       // stop the speech at 60% of its length, mid-utterance
+	VoiceSwap    float64       // speak the previous different text the server spoke instead
 }
 
 // DefaultTiming is the timing of a default `omnibench serve`.
@@ -186,6 +204,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Faults.OversizedBytes == 0 {
 		c.Faults.OversizedBytes = defaultOversizedBytes
+	}
+	if c.Faults.VoiceMuteFor == 0 {
+		c.Faults.VoiceMuteFor = defaultVoiceMuteFor
+	}
+	if c.VoiceEngine == "" {
+		c.VoiceEngine = VoiceTones
 	}
 	c.WS = c.WS.withDefaults()
 	return c, c.validate()
@@ -277,10 +301,36 @@ func (c Config) validate() error {
 			bad("%s: probability %v is outside [0, 1]", r.flag, r.v)
 		}
 	}
+	if err := c.validateVoice(); err != nil {
+		errs = append(errs, err)
+	}
 	if f.OversizedBytes < 1024 || f.OversizedBytes > 64<<20 {
 		bad("--fault-oversized-bytes: %d is outside 1024..%d", f.OversizedBytes, 64<<20)
 	}
 	return errors.Join(errs...)
+}
+
+// validateVoice checks the voice engine and its faults.
+func (c Config) validateVoice() error {
+	f := c.Faults
+	if c.VoiceEngine != VoiceTones && c.VoiceEngine != VoiceEspeak {
+		return fmt.Errorf("--voice-engine: %q is neither %q nor %q", c.VoiceEngine, VoiceTones, VoiceEspeak)
+	}
+	for _, r := range []struct {
+		field string
+		v     float64
+	}{{"Faults.VoiceMute", f.VoiceMute}, {"Faults.VoiceClip", f.VoiceClip}, {"Faults.VoiceCutEnd", f.VoiceCutEnd}, {"Faults.VoiceSwap", f.VoiceSwap}} {
+		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
+			return fmt.Errorf("%s: probability %v is outside [0, 1]", r.field, r.v)
+		}
+		if r.v > 0 && c.VoiceEngine != VoiceEspeak {
+			return fmt.Errorf("%s: damages the spoken voice; needs --voice-engine %s", r.field, VoiceEspeak)
+		}
+	}
+	if f.VoiceMuteFor < 0 || f.VoiceMuteFor > time.Hour {
+		return fmt.Errorf("Faults.VoiceMuteFor: %v is outside 0..1h", f.VoiceMuteFor)
+	}
+	return nil
 }
 
 // ParseReplicas parses a replica list such as "1,2,2" (replicas of stage 0,

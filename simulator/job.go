@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -49,10 +50,13 @@ type job struct {
 	arrival time.Time
 	spec    jobSpec
 	plan    *plan
-	synth   *synth
-	bound   []int
-	timer   *time.Timer
-	admitS  float64 // slowdown at admission, for upstream stage times
+	audio   audioSource // nil without audio
+	// voiceErr is why the voice engine could not speak the text; run
+	// fails the stream with it before the first event.
+	voiceErr error
+	bound    []int
+	timer    *time.Timer
+	admitS   float64 // slowdown at admission, for upstream stage times
 
 	codecTok int
 	genTime  time.Duration // code2wav generation time, for RTF
@@ -63,15 +67,26 @@ type job struct {
 // release (typically deferred) and exactly one of succeed or fail.
 func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *job {
 	key := contentKey(spec.endpoint, spec.key)
-	rng := requestRNG(s.cfg.Seed, key, s.occur.next(key))
-	p := newPlan(rng, s.cfg.Timing, s.cfg.Faults, planInput{
+	occurrence := s.occur.next(key)
+	rng := requestRNG(s.cfg.Seed, key, occurrence)
+	in := planInput{
 		words:      len(spec.words),
 		textRunes:  utf8.RuneCountInString(spec.audioText),
 		speed:      spec.speed,
 		audio:      spec.audioOn,
 		sampleRate: s.cfg.SampleRate,
 		audioInS:   spec.audioInS,
-	})
+	}
+	lead := int64(math.Round(s.cfg.Timing.LeadingSilence.Seconds() * float64(s.cfg.SampleRate)))
+	var voice *voiceSource
+	var voiceErr error
+	if spec.audioOn && s.voice != nil {
+		vf := drawVoiceFaults(s.cfg.Seed, key, occurrence, s.cfg.Faults)
+		if voice, voiceErr = s.newVoiceSource(ctx, spec.audioText, spec.speed, lead, vf); voice != nil {
+			in.frames = voice.total
+		}
+	}
+	p := newPlan(rng, s.cfg.Timing, s.cfg.Faults, in)
 	j := &job{
 		s:        s,
 		ctx:      ctx,
@@ -81,11 +96,14 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 		bound:    s.bind(),
 		timer:    time.NewTimer(time.Hour),
 		codecTok: codecTokens(p.totalFrames, s.cfg.SampleRate),
+		voiceErr: voiceErr,
 	}
 	j.timer.Stop()
-	if spec.audioOn {
-		lead := int64(math.Round(s.cfg.Timing.LeadingSilence.Seconds() * float64(s.cfg.SampleRate)))
-		j.synth = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames, lead)
+	switch {
+	case voice != nil:
+		j.audio = voice
+	case spec.audioOn:
+		j.audio = newSynth(s.voices, spec.audioText, spec.voice, p.totalFrames, lead)
 	}
 	s.admit(j.bound)
 	j.admitS = s.currentSlowdown()
@@ -139,7 +157,14 @@ func (j *job) maxChunkBytes() int {
 
 // render appends the event's audio as s16le PCM to dst.
 func (j *job) render(dst []byte, ev *event) []byte {
-	return j.synth.Append(dst, ev.frames)
+	return j.audio.Append(dst, ev.frames)
+}
+
+// audioSource renders a response's audio as it streams: the tone voice
+// (synth) or a spoken one (voiceSource).
+type audioSource interface {
+	// Append renders the next frames as s16le mono onto dst.
+	Append(dst []byte, frames int) []byte
 }
 
 // sleepUntil waits until due after arrival, or until the request ends.
@@ -160,10 +185,14 @@ func (j *job) sleepUntil(due time.Duration) error {
 
 // run walks the timeline: text words and audio chunks in schedule order,
 // waiting for each (see the package documentation for the formulas), with
-// the job's mid-stream faults. It returns nil when every event was emitted,
+// the job's mid-stream faults. A voice engine's failure fails the stream
+// before its first event as the error-event fault does. It returns nil when every event was emitted,
 // errFaultDisconnect or errFaultEvent for those faults, the context's error
 // when the client went away, or emit's error.
 func (j *job) run(emit func(*event) error) error {
+	if j.voiceErr != nil {
+		return fmt.Errorf("%w: %w", errFaultEvent, j.voiceErr)
+	}
 	t := j.s.cfg.Timing
 	sr := j.s.cfg.SampleRate
 	p := j.plan

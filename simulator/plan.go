@@ -46,6 +46,7 @@ type planInput struct {
 	audio      bool    // the response carries audio
 	sampleRate int
 	audioInS   float64 // seconds of input audio
+	frames     int64   // when > 0, the audio's length in frames (a spoken voice), instead of the timing model's
 }
 
 // occurrences counts requests per content hash, so that identical prompts get
@@ -137,7 +138,10 @@ func newPlan(r *rand.Rand, t Timing, f Faults, in planInput) *plan {
 	// Drawn after everything else so that adding this fault did not move
 	// the draws of the older ones.
 	defer func() { p.faults.emptyEvent = hit(f.EmptyAudioEvent) }()
-	total := audioFrames(t, in.textRunes, in.speed, in.sampleRate)
+	total := in.frames
+	if total <= 0 {
+		total = audioFrames(t, in.textRunes, in.speed, in.sampleRate)
+	}
 	nominal := t.ChunkAudio.Seconds() * float64(in.sampleRate)
 	for left := total; left > 0; {
 		c := int64(math.Round(nominal * (1 + t.Jitter*signed(r))))

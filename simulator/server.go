@@ -23,7 +23,8 @@ type Server struct {
 	metrics *omnimetrics.Metrics
 	http    *httpMetrics // the instrumentator's http_* families (runtime.go)
 	voices  *voiceTables
-	created int64 // unix seconds of New, reported by /v1/models
+	voice   *voiceCache // the spoken voice; nil for the tone voice
+	created int64       // unix seconds of New, reported by /v1/models
 
 	seq   atomic.Uint64   // request counter, for response ids
 	rr    []atomic.Uint64 // per stage: round-robin replica binding
@@ -78,6 +79,17 @@ func New(cfg Config) (*Server, error) {
 		created: time.Now().Unix(),
 		rr:      make([]atomic.Uint64, len(cfg.Topology)),
 		stages:  make([]stageLoad, len(cfg.Topology)),
+	}
+	if cfg.VoiceEngine == VoiceEspeak {
+		engine := cfg.voiceEngine
+		if engine == nil {
+			e, err := NewEspeak(Espeak{})
+			if err != nil {
+				return nil, fmt.Errorf("simulator config: --voice-engine: %w", err)
+			}
+			engine = e
+		}
+		s.voice = newVoiceCache(engine, cfg.SampleRate, defaultVoiceCacheBytes)
 	}
 	for i, n := range cfg.Topology {
 		s.stages[i] = stageLoad{running: make([]atomic.Int64, n), lastSync: make([]atomic.Int64, n)}

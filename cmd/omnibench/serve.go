@@ -94,6 +94,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.DurationVar(&t.MinAudio, "min-audio", t.MinAudio, "shortest audio of a response")
 	f.DurationVar(&t.MaxAudio, "max-audio", t.MaxAudio, "longest audio of a response")
 	f.DurationVar(&t.LeadingSilence, "leading-silence", 0, "digital silence at the start of every response's audio (moves ttfa_audible, not TTFP)")
+	f.StringVar(&c.VoiceEngine, "voice-engine", simulator.VoiceTones, "voice of the audio: tones, or espeak-ng (real speech of the reply text; needs espeak-ng installed)")
 	f.DurationVar(&t.AudioPrefill, "audio-prefill", t.AudioPrefill, "prefill time per second of input audio (spoken prompts, ref_audio)")
 
 	f.Float64Var(&ft.HTTP500, "fault-500", 0, "probability of an HTTP 500 before the stream")
