@@ -35,11 +35,16 @@ const (
 	ErrMalformed   = "malformed"    // not audio: bad JSON, base64 or WAV, wrong Content-Type, line/event over the cap, not HTTP
 	ErrTruncated   = "truncated"    // the stream ended without [DONE] / speech.audio.done, or WAV data short of its declared size
 	ErrCancelled   = "cancelled"    // the run was interrupted while the request was in flight
+	// ErrClientLimit is the client machine's own limit, not the server's
+	// failure: out of file descriptors (EMFILE, ENFILE) or local ports
+	// (EADDRNOTAVAIL). It counts as a failed request, named as the
+	// client's, and makes the run's figures the client's, not the server's.
+	ErrClientLimit = "client_limit"
 )
 
 // ErrorClasses lists every class in report order.
 func ErrorClasses() []string {
-	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrCancelled}
+	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrCancelled, ErrClientLimit}
 }
 
 // Latency origins: where a record's latencies (TTFP, TTFT, end-to-end) are
