@@ -16,10 +16,14 @@
 //
 // What a benchmark client needs of net/http's Transport is kept: a bound on
 // connections with waiting requests served in order, idle connections
-// reused last-in first-out and checked before reuse, TLS (HTTP/1.1 only,
-// by ALPN), http:// proxies (a CONNECT tunnel for https), the httptrace
-// hooks the client's timing uses, cancellation through the request's
-// context, and a cap on the response head. What is left out, on purpose:
+// reused last-in first-out and checked before reuse (for bytes nobody asked
+// for or the server's close, on the socket and, over TLS, in records the
+// TLS layer read ahead), TLS (HTTP/1.1 only, by ALPN), http:// proxies (a
+// CONNECT tunnel for https), the httptrace hooks the client's timing uses,
+// cancellation through the request's context, a cap on the response head
+// (informational responses included), and the response a server sent
+// before it read the whole request body (a 413), read when writing the
+// body fails. What is left out, on purpose:
 // HTTP/2, transparent compression, cookies, redirects (a RoundTripper does
 // not follow them), request bodies of unknown length, and retries, except
 // net/http's one: a request whose reused connection fails before any byte
