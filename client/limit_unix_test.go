@@ -3,6 +3,7 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/omnibench/omnibench/results"
 )
@@ -34,7 +36,9 @@ func TestClientLimitClass(t *testing.T) {
 		sseStart(w)
 		event(w, "", "[DONE]")
 	})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClientLimitClass$", "-test.count=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestClientLimitClass$", "-test.count=1")
 	cmd.Env = append(os.Environ(), limitChildEnv+"="+srv.URL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -92,8 +92,8 @@ type Record struct {
 	Error      string `json:"error,omitempty"`
 
 	// QueueS is the client queue time: how long the request waited for a
-	// connection of the client's transport (its connection bound reached),
-	// not counting the setup of a connection it dialled itself. It is inside
+	// connection (the client's connection bound reached), not counting the
+	// setup of a connection it dialled itself. It is inside
 	// every latency below, which run from the send time.
 	QueueS     float64   `json:"queue_s,omitempty"`
 	ConnectS   float64   `json:"connect_s,omitempty"`    // connection established (0 when reused)

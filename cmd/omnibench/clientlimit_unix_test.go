@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -39,7 +40,9 @@ func TestRunClientLimitExit(t *testing.T) {
 	cfg := runSimConfig(t)
 	cfg.Timing.RTF, cfg.Timing.MinAudio, cfg.Timing.MaxAudio = 1, 500*time.Millisecond, 500*time.Millisecond
 	sim := startRunSim(t, cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRunClientLimitExit$", "-test.count=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRunClientLimitExit$", "-test.count=1")
 	cmd.Env = append(os.Environ(), clientLimitChildEnv+"="+sim)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
