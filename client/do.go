@@ -257,12 +257,13 @@ func isRedirect(status int) bool {
 // context (unlink); Close and WaitDrains end it early, and so does a
 // drain beyond the client's bound on drains (connSlots).
 func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, unlink func() bool, cancel context.CancelCauseFunc, release func()) bool {
-	c.slots.release() // the measurement has ended: a drain holds no slot
 	if atEOF || !reuse {
-		b.Close()
+		b.Close() // first: a connection given back is there for the next request
+		c.slots.release()
 		release()
 		return false
 	}
+	c.slots.release() // the measurement has ended: a drain holds no slot
 	unlink()
 	c.drains.Add(1)
 	ended := c.slots.drain(cancel)

@@ -35,8 +35,8 @@ const (
 	// readBufferSize holds an 80 ms audio event (about 5 KB of base64 in
 	// JSON), so that a stream reads one event with one read call.
 	readBufferSize = 8 << 10
-	// userAgent is sent unless the request sets one (net/http would send
-	// its own).
+	// userAgent is set on every request unless its headers set one, so
+	// that both transports send the same (net/http's would send its own).
 	userAgent = "omnibench"
 )
 
@@ -67,7 +67,6 @@ func newTransport(name string) (roundTripper, error) {
 			IdleConnTimeout:        idleConnTimeout,
 			ReadBufferSize:         readBufferSize,
 			MaxResponseHeaderBytes: maxResponseHead,
-			UserAgent:              userAgent,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("client: %w", err)
