@@ -10,11 +10,12 @@
 // Every offset in the Record (ConnectS, FirstByteS, TTFPS, TTFTS, chunk
 // arrivals, LastAudioS, E2ES) is measured on the monotonic clock from the
 // send time: the instant taken immediately before the request is handed to
-// the transport (package http1), so it includes waiting for a connection,
-// dialling and writing the request. QueueS is the part of that wait spent
-// queueing for a connection (Options.MaxConns reached): GetConn to GotConn
-// less the setup of a connection the request dialled itself; it is never
-// silent, since the report shows it as a distribution. The caller (the load
+// the transport (package http1, or net/http's), so it includes waiting for
+// a connection, dialling and writing the request. QueueS is the part of
+// that wait spent queueing for a connection: the wait for one of
+// Options.MaxConns slots, plus the transport's GetConn to GotConn less the
+// setup of a connection the request dialled itself; it is never silent,
+// since the report shows it as a distribution. The caller (the load
 // generator) sets ID, Seq, Warmup, IntendedS, SentS and LagS. A chunk's arrival is taken when the event (or,
 // for the raw byte stream, the read) completed.
 //
@@ -45,7 +46,8 @@
 // strict as encoding/json; anything else is results.ErrMalformed (or
 // results.ErrTruncated for WAV data shorter than declared). Redirects are
 // not followed but recorded as results.ErrHTTPStatus with the Location, and
-// a response that is not HTTP at all is malformed.
+// a response that is not HTTP at all, or a body whose chunked framing is
+// bad, is malformed.
 //
 // # End of a response
 //
@@ -53,7 +55,12 @@
 // event): e2e is taken there and Do returns. What the server still sends is
 // drained in the background (at most 256 KiB for 2 s) so the connection can
 // be reused; a server that holds the connection open holds neither the
-// caller nor the measurement. Close and WaitDrains end or await the drains.
+// caller, nor the measurement, nor a connection slot the next request would
+// wait for (see connSlots). Close and WaitDrains end or await the drains.
+//
+// A request that fails on the client machine's own limit (out of file
+// descriptors or local ports) is results.ErrClientLimit, not a connect
+// failure: the message names the limit and how to raise it.
 package client
 
 import (
@@ -73,7 +80,6 @@ import (
 	"golang.org/x/net/http/httpproxy"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/http1"
 	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/sse"
@@ -101,11 +107,13 @@ type Options struct {
 	ContinuityMode continuity.Mode
 	// Preroll configures the pre-buffering player simulation.
 	Preroll continuity.PrerollConfig
-	// MaxConns bounds connections to the server (idle and in use); 0
-	// means no bound, so connections follow the load. The runner sets it
-	// to the load's peak concurrency (load.Config.PeakConcurrency). A
-	// request that waits for a connection because of the bound has the
-	// wait in results.Record.QueueS.
+	// MaxConns bounds the requests in flight, each on a connection of its
+	// own; 0 means no bound, so connections follow the load. The runner
+	// sets it to the load's peak concurrency (load.Config.PeakConcurrency).
+	// A request that waits because of the bound has the wait in
+	// results.Record.QueueS. The background drain of a finished response
+	// does not count (see connSlots): the connections are at most twice
+	// MaxConns.
 	MaxConns int
 	// Redact holds the credentials the user gave (see package secret); the
 	// client adds APIKey, the base URL's userinfo and each request's header
@@ -125,18 +133,23 @@ type Options struct {
 	// TLSConfig is used for https (package tlsconf: --ca-file, --insecure);
 	// nil verifies the server's certificate against the system's roots.
 	TLSConfig *tls.Config
+	// HTTPTransport selects the transport: TransportOwn (package http1,
+	// the default when "") or TransportStd (net/http's). Both are HTTP/1.1
+	// with the same settings, and the client measures the same through
+	// either.
+	HTTPTransport string
 }
 
 // Client sends streaming requests. It is safe for concurrent use; all
-// requests share one HTTP/1.1 transport (package http1): one stream per
-// connection, as real servers are benchmarked, no compression (audio does
-// not compress, and a gzip layer would hide each chunk's arrival time).
+// requests share one HTTP/1.1 transport (package http1, or net/http's when
+// Options.HTTPTransport says so): one stream per connection, as real
+// servers are benchmarked, no compression.
 type Client struct {
 	opts       Options
 	base       string // scheme://host[:port][/prefix], without a trailing "/v1" or "/"
 	thresholds []float64
-	transport  *http1.Transport // no timeout of its own: requests are bounded by their contexts
-	streams    sync.Pool        // *stream, so per-request buffers are reused
+	transport  roundTripper // no timeout of its own: requests are bounded by their contexts
+	streams    sync.Pool    // *stream, so per-request buffers are reused
 	// decodeBufs holds the buffers audio payloads are decoded into
 	// (*[]byte). A payload's samples are needed only while its event is
 	// handled, so the buffers are shared by all streams: about as many as
@@ -157,6 +170,7 @@ type Client struct {
 
 	drainTimeout time.Duration // bound of a background drain (tests raise it)
 	drains       sync.WaitGroup
+	slots        *connSlots      // Options.MaxConns: requests in flight, and the drains
 	closing      context.Context // cancelled by Close: ends the background drains
 	closed       context.CancelFunc
 }
@@ -224,18 +238,10 @@ func New(opts Options) (*Client, error) {
 	// proxy credentials below, not once per process as net/http's
 	// ProxyFromEnvironment caches it.
 	proxy := httpproxy.FromEnvironment().ProxyFunc()
-	tr, err := http1.New(http1.Options{
-		Proxy: func(r *http.Request) (*url.URL, error) { return proxy(r.URL) },
-		// Connections follow the load; the runner bounds them by the
-		// load's peak concurrency.
-		MaxConns: opts.MaxConns,
-		// An 80 ms audio event (about 5 KB of base64 in JSON) fits, so a
-		// stream reads one event with one read call.
-		ReadBufferSize: 8 << 10,
-		TLSConfig:      opts.TLSConfig,
-	})
+	tr, err := newTransport(opts.HTTPTransport,
+		func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }, opts.TLSConfig)
 	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
+		return nil, err
 	}
 	c := &Client{
 		opts:         opts,
@@ -243,6 +249,7 @@ func New(opts Options) (*Client, error) {
 		thresholds:   thresholds,
 		transport:    tr,
 		drainTimeout: drainTimeout,
+		slots:        newConnSlots(opts.MaxConns),
 		redactor: opts.Redact.With(append(append(secret.FromURL(opts.BaseURL), opts.APIKey),
 			secret.FromEnvironment(os.Getenv)...)...),
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -116,9 +117,16 @@ func audioEvent(b []byte, finish string) string {
 
 const usageEvent = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767000000,"model":"m","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":57,"total_tokens":99}}`
 
+// transportEnv names the HTTP transport the tests' clients use when set
+// (own or std): CI runs the suite once on each. Only the tests read it.
+const transportEnv = "OMNIBENCH_HTTP_TRANSPORT"
+
 func newClient(t *testing.T, url string, opts Options) *Client {
 	t.Helper()
 	opts.BaseURL = url
+	if opts.HTTPTransport == "" {
+		opts.HTTPTransport = os.Getenv(transportEnv)
+	}
 	c, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		s.t0 = time.Now()
 		return fail(results.ErrConnect, "request not sent: %w", err)
 	}
+	hreq.Header.Set("User-Agent", userAgent)
 	hreq.Header.Set("Content-Type", "application/json")
 	if req.Kind != results.KindSpeech {
 		hreq.Header.Set("Accept", "text/event-stream")
@@ -134,27 +135,22 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		defer wd.stop()
 	}
 	tt.t0, tt.wd = s.t0, wd
-	// The transport directly, not an http.Client: a RoundTripper returns
-	// a redirect as the response, which is what the client wants (see
-	// readResponse), and the client's layer would only add frames to every
-	// stream's stack and allocations to every request.
-	resp, err := c.transport.RoundTrip(hreq)
-	tt.record(s.rec)
-	if err != nil {
-		s.rec.E2ES = time.Since(s.t0).Seconds()
+	if err := c.slots.acquire(ctx); err != nil {
+		s.rec.QueueS = time.Since(s.t0).Seconds()
+		s.rec.E2ES = s.rec.QueueS
 		if f := s.ctxFailure(); f != nil {
 			return f
 		}
-		if tt.firstByte.Load() > 0 {
-			// The server answered, but not with HTTP: a garbage status
-			// line or header block. The transport quotes what came,
-			// which may be long, so the message is clipped.
-			return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(s.redactor(), err.Error()))
-		}
-		// The URL as every output shows one (secret.URL): without its
-		// user information, a user name may be a token as well as a
-		// password (net/http's message kept the name).
-		return fail(results.ErrConnect, "%s %s: %w", hreq.Method, secret.URL(hreq.URL.String()), err)
+		return fail(results.ErrCancelled, "waiting for a connection: %w", err)
+	}
+	queued := time.Since(s.t0)
+	resp, err := c.transport.RoundTrip(hreq)
+	tt.record(s.rec)
+	s.rec.QueueS += queued.Seconds()
+	if err != nil {
+		c.slots.release()
+		s.rec.E2ES = time.Since(s.t0).Seconds()
+		return s.roundTripFailure(hreq, tt.firstByte.Load() > 0, err)
 	}
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
@@ -164,6 +160,33 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.rec.E2ES = time.Since(s.t0).Seconds()
 	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
 	return err
+}
+
+// roundTripFailure classifies a request that got no response head: err is
+// the transport's, gotByte says whether a byte of a response came.
+func (s *stream) roundTripFailure(hreq *http.Request, gotByte bool, err error) error {
+	if f := s.ctxFailure(); f != nil {
+		if classOf(f) == results.ErrIdleTimeout && gotByte {
+			// Bytes came, but the head they began did not end: the
+			// watchdog sees a head as one read, from its first byte to
+			// its end.
+			return fail(results.ErrIdleTimeout, "the response head was still incomplete for the idle timeout after its first byte (at %.3f s)", s.rec.FirstByteS)
+		}
+		return f
+	}
+	if f := clientLimit(err); f != nil {
+		return f
+	}
+	if gotByte {
+		// The server answered, but not with HTTP: a garbage status line
+		// or header block. The transport quotes what came, which may be
+		// long, so the message is clipped.
+		return fail(results.ErrMalformed, "the response is not HTTP/1.x: %s", clip(s.redactor(), err.Error()))
+	}
+	// The URL as every output shows one (secret.URL): without its user
+	// information, a user name may be a token as well as a password
+	// (net/http's message kept the name).
+	return fail(results.ErrConnect, "%s %s: %w", hreq.Method, secret.URL(hreq.URL.String()), err)
 }
 
 // readResponse reads the response to its end marker (or to the failure)
@@ -177,7 +200,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 // measure another server under the original name, turn the POST into a GET
 // (302) or carry the credentials to another host (307).
 func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+	if isRedirect(resp.StatusCode) {
 		loc := "no Location"
 		if l := resp.Header.Get("Location"); l != "" {
 			loc = "Location " + clip(s.redactor(), secret.URL(l))
@@ -216,6 +239,18 @@ func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
 	return false, err
 }
 
+// isRedirect reports whether status sends the client elsewhere: the codes
+// an HTTP client follows (net/http's http.Client follows these five). A 304
+// (Not Modified) answers a conditional request and a 300 offers choices:
+// neither names where to go, so they are reported as other statuses are.
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
 // endBody ends a response body whose request was measured. A body already
 // at its end, or not worth reusing, is closed at once (a connection not at
 // the end of its body is closed, not reused), and release ends the request's
@@ -224,17 +259,22 @@ func (s *stream) readResponse(resp *http.Response) (reuse bool, err error) {
 // connection open after the end marker holds neither the caller nor its
 // measurement; the drain then closes the body and calls release. It reports
 // whether it handed the body over. The drain is cut from the caller's
-// context (unlink); Close and WaitDrains end it early.
+// context (unlink); Close and WaitDrains end it early, and so does a
+// drain beyond the client's bound on drains (connSlots).
 func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, unlink func() bool, cancel context.CancelCauseFunc, release func()) bool {
 	if atEOF || !reuse {
-		b.Close()
+		b.Close() // first: a connection given back is there for the next request
+		c.slots.release()
 		release()
 		return false
 	}
+	c.slots.release() // the measurement has ended: a drain holds no slot
 	unlink()
 	c.drains.Add(1)
+	ended := c.slots.drain(cancel)
 	go func() {
 		defer c.drains.Done()
+		defer ended()
 		// Close ends a drain at once: the connection is not reused then.
 		stopOnClose := context.AfterFunc(c.closing, func() { cancel(causeDrain) })
 		t := time.AfterFunc(c.drainTimeout, func() { cancel(causeDrain) })

@@ -347,7 +347,7 @@ func TestGarbageStatusLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, reply, class, msg string
 	}{
-		{"garbage", "garbage\r\n\r\n", results.ErrMalformed, `the response is not HTTP/1.x: http1: reading the response head: malformed HTTP response "garbage"`},
+		{"garbage", "garbage\r\n\r\n", results.ErrMalformed, `malformed HTTP response "garbage"`},
 		{"bad status code", "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", results.ErrMalformed, `malformed HTTP status code "2x0"`},
 		{"SSH banner", "SSH-2.0-OpenSSH_9.6\r\n", results.ErrMalformed, `malformed HTTP response "SSH-2.0-OpenSSH_9.6"`},
 		{"long garbage", strings.Repeat("z", 5000) + "\r\n\r\n", results.ErrMalformed, "the response is not HTTP/1.x"},
@@ -491,5 +491,153 @@ func TestDrainOutlivesCallerContext(t *testing.T) {
 	}
 	if n := srv.conns.Load(); n != 1 {
 		t.Errorf("%d connections: the drain was cut when the caller's context was cancelled", n)
+	}
+}
+
+// heldAfterDone is a server whose responses end with [DONE] and, for a
+// request with an X-Hold header, keep the connection open after it until
+// the test releases them (release) or the client hangs up. Each held
+// handler reports how it ended on ended: "released" or "cut".
+func heldAfterDone(t *testing.T) (srv *server, release chan struct{}, ended chan string) {
+	release, ended = make(chan struct{}), make(chan string, 4)
+	srv = newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", "[DONE]")
+		if r.Header.Get("X-Hold") == "" {
+			return
+		}
+		select {
+		case <-release:
+			ended <- "released"
+		case <-r.Context().Done():
+			ended <- "cut"
+		case <-s.stop:
+		}
+	})
+	return srv, release, ended
+}
+
+// TestDrainHoldsNoConnectionSlot: with MaxConns 1, a server that keeps the
+// connection open after [DONE] must not make the next request wait for
+// the connection the first one's drain reads from: the next request dials
+// a new connection at once, and the drain goes on (the server sees the
+// response read through, not cut). Before, the second request waited for
+// the drain's bound (2 s; here an hour, so it failed at the request
+// timeout).
+func TestDrainHoldsNoConnectionSlot(t *testing.T) {
+	srv, release, ended := heldAfterDone(t)
+	c := newClient(t, srv.URL, Options{MaxConns: 1, Timeout: 20 * time.Second})
+	c.drainTimeout = time.Hour
+	held := Request{Kind: results.KindChat, Prompt: "x", Headers: map[string]string{"X-Hold": "1"}}
+	if rec := do(t, c, held); !rec.OK() {
+		t.Fatalf("first request: %s: %s", rec.ErrorClass, rec.Error)
+	}
+	rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x"})
+	if !rec.OK() || rec.ConnectS == 0 {
+		t.Fatalf("second request: class %q (%s), connect %v s; want a success on a new connection", rec.ErrorClass, rec.Error, rec.ConnectS)
+	}
+	close(release)
+	if how := <-ended; how != "released" {
+		t.Errorf("the first request's drain was %s; want it read through until the server ended it", how)
+	}
+	c.WaitDrains(context.Background())
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("server saw %d connections; want 2", n)
+	}
+}
+
+// TestDrainsBounded: drains are bounded by MaxConns too, so a server that
+// holds every connection after [DONE] cannot grow the client's connections
+// without bound: with MaxConns 1, the second held response's drain ends
+// the first one's.
+func TestDrainsBounded(t *testing.T) {
+	srv, release, ended := heldAfterDone(t)
+	c := newClient(t, srv.URL, Options{MaxConns: 1, Timeout: 20 * time.Second})
+	c.drainTimeout = time.Hour
+	held := Request{Kind: results.KindChat, Prompt: "x", Headers: map[string]string{"X-Hold": "1"}}
+	for i := range 2 {
+		if rec := do(t, c, held); !rec.OK() {
+			t.Fatalf("request %d: %s: %s", i, rec.ErrorClass, rec.Error)
+		}
+	}
+	if how := <-ended; how != "cut" {
+		t.Errorf("the first drain was %s; want it cut by the second", how)
+	}
+	close(release)
+	if how := <-ended; how != "released" {
+		t.Errorf("the second drain was %s; want it read through", how)
+	}
+	c.WaitDrains(context.Background())
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("server saw %d connections; want 2", n)
+	}
+}
+
+// TestBodyFramingClasses: a chunked body whose framing is bad (a chunk
+// size that is not hex, one too large) is malformed, what the server sent
+// is not HTTP; a body cut inside a chunk is truncated. A 304 is a status,
+// not a redirect (it names nowhere to go).
+func TestBodyFramingClasses(t *testing.T) {
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	const first = "f\r\ndata: {\"a\":1}\n\n\r\n"
+	for _, tc := range []struct {
+		name, reply, class, msg string
+	}{
+		{"chunk size not hex", head + first + "zz\r\ndata: x\n\n\r\n", results.ErrMalformed, "invalid byte in chunk length"},
+		{"chunk size too large", head + first + "fffffffffffffffff\r\n", results.ErrMalformed, "chunk length too large"},
+		{"cut inside a chunk", head + first + "40\r\ndata: {", results.ErrTruncated, "unexpected EOF"},
+		{"not modified", "HTTP/1.1 304 Not Modified\r\n\r\n", results.ErrHTTPStatus, "HTTP 304: (empty body)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, newClient(t, rawServer(t, tc.reply), Options{}), Request{Kind: results.KindChat, Prompt: "x"})
+			if rec.ErrorClass != tc.class || !strings.Contains(rec.Error, tc.msg) {
+				t.Errorf("class %q, error %q; want %q containing %q", rec.ErrorClass, rec.Error, tc.class, tc.msg)
+			}
+			if strings.Contains(rec.Error, "redirect") {
+				t.Errorf("error %q calls it a redirect", rec.Error)
+			}
+		})
+	}
+}
+
+// TestIdleTimeoutInsideTheHead: a server that sends the start of a head and
+// no more fails at the idle timeout, and the message says the head was
+// incomplete after its first byte, not that no data came.
+func TestIdleTimeoutInsideTheHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/ev")
+		<-stop
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		ln.Close()
+		<-served
+	})
+	c := newClient(t, "http://"+ln.Addr().String(), Options{IdleTimeout: 100 * time.Millisecond})
+	rec := do(t, c, Request{Kind: results.KindChat, Prompt: "x"})
+	if rec.ErrorClass != results.ErrIdleTimeout || !strings.Contains(rec.Error, "the response head was still incomplete") || strings.Contains(rec.Error, "no data") {
+		t.Errorf("class %q, error %q; want %s saying the head was incomplete", rec.ErrorClass, rec.Error, results.ErrIdleTimeout)
+	}
+	if rec.FirstByteS <= 0 {
+		t.Errorf("first byte at %v s; want the time the head began", rec.FirstByteS)
 	}
 }

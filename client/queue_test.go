@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/http/httptrace"
 	"testing"
 	"time"
 
@@ -14,8 +13,8 @@ import (
 // silent: with MaxConns 1 and two requests at once, the second one waits for
 // the first one's connection, and that wait is in its QueueS (and inside its
 // latencies, which run from the send time). The first request is held by the
-// server until the second one has asked the transport for a connection, so
-// the overlap does not depend on timing.
+// server until the second one waits for a connection, so the overlap does not
+// depend on timing.
 func TestQueueTimeWithForcedConnectionLimit(t *testing.T) {
 	arrived := make(chan struct{}, 2)
 	release := make(chan struct{})
@@ -41,19 +40,13 @@ func TestQueueTimeWithForcedConnectionLimit(t *testing.T) {
 	}()
 	<-arrived // the first request holds the only connection
 
-	// The caller's trace is composed with the client's: GetConn tells when
-	// the second request is waiting for a connection.
-	queued := make(chan struct{})
-	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
-		GetConn: func(string) { close(queued) },
-	})
 	second := make(chan *results.Record, 1)
 	go func() {
 		rec := &results.Record{}
-		c.Do(ctx, req, rec)
+		c.Do(context.Background(), req, rec)
 		second <- rec
 	}()
-	<-queued
+	waitFor(t, "the second request to wait for a connection", func() bool { return c.slots.waiting() == 1 })
 	close(release)
 
 	r1, r2 := <-first, <-second
@@ -138,5 +131,18 @@ func TestQueueFormula(t *testing.T) {
 		if got := tt.queue(); got != tc.want {
 			t.Errorf("%s: queue %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not within 10 s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/omnibench/omnibench/results"
@@ -225,7 +227,23 @@ func (s *stream) readFailure(err error) error {
 	if errors.As(err, &limit) {
 		return fail(results.ErrMalformed, "%w; raise the cap with --max-event-bytes", err)
 	}
+	if !connectionFailure(err) {
+		// The body's framing itself is bad (a chunk size that is not a
+		// hex number, a chunk without its line end): the server sent
+		// something that is not HTTP, which is not a cut response.
+		return fail(results.ErrMalformed, "the response body's framing is invalid after %d events: %w", s.events, err)
+	}
 	return fail(results.ErrTruncated, "reading the response after %d events: %w", s.events, err)
+}
+
+// connectionFailure reports whether a body read failed because the
+// connection broke or ended inside the body (a network error, an early
+// end), as opposed to a failure of the body's framing, which both
+// transports report with net/http's chunked reader's plain errors.
+func connectionFailure(err error) bool {
+	var ne net.Error
+	var errno syscall.Errno
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) || errors.As(err, &errno) || errors.Is(err, net.ErrClosed)
 }
 
 // ctxFailure returns the failure that explains a cancelled request context,

@@ -65,7 +65,7 @@ func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
 			Help:    "How late each measured request started relative to its schedule (0 in a closed loop)"},
 		famErrors: {Name: "errors_total", Type: omnimetrics.TypeCounter,
 			Labels: []string{omnimetrics.LabelModelName, LabelClass},
-			Help:   "Failed measured requests by error class (connect, http_status, stream_error, idle_timeout, timeout, malformed, truncated, no_audio, cancelled)"},
+			Help:   "Failed measured requests by error class (connect, http_status, stream_error, idle_timeout, timeout, malformed, truncated, no_audio, cancelled, client_limit)"},
 		famStalls: {Name: "stall_resume_stalls_total", Type: omnimetrics.TypeCounter, Labels: model,
 			Help: "Playback stalls of the stall-and-resume player (pauses when the buffer runs dry, resumes on the next chunk)"},
 		famStalled: {Name: "stall_resume_stalled_requests_total", Type: omnimetrics.TypeCounter, Labels: model,

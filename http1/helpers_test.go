@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -112,9 +113,12 @@ func newCountingServer(t testing.TB, h http.Handler) (*httptest.Server, *connCou
 }
 
 // rawServer is a TCP server on loopback whose connections a test handles
-// byte by byte, to misbehave in ways net/http's server will not.
+// byte by byte, to misbehave in ways net/http's server will not; over TLS
+// when its scheme is https.
 type rawServer struct {
 	ln      net.Listener
+	scheme  scheme
+	roots   *x509.CertPool // trusts the server's certificate (https)
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	conns   []net.Conn
@@ -122,26 +126,71 @@ type rawServer struct {
 	done    chan struct{} // closed when the test ends: handlers blocked on it return
 }
 
+// scheme is how a test server speaks: plain TCP (http) or TLS (https).
+type scheme string
+
+const (
+	schemeHTTP  scheme = "http"
+	schemeHTTPS scheme = "https"
+)
+
+// forEachScheme runs test as a subtest over plain TCP and over TLS: the
+// transport must meet a misbehaving server the same way on both.
+func forEachScheme(t *testing.T, test func(t *testing.T, sc scheme)) {
+	for _, sc := range []scheme{schemeHTTP, schemeHTTPS} {
+		t.Run(string(sc), func(t *testing.T) { test(t, sc) })
+	}
+}
+
+// testCert is the certificate of httptest's TLS servers, and a pool that
+// trusts it.
+func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return srv.TLS.Certificates[0], pool
+}
+
 // newRawServer serves every accepted connection with handle in a goroutine
-// of its own; the test's end closes the listener and every connection and
-// waits for the handlers.
+// of its own over plain TCP (newRawServerOver).
 func newRawServer(t testing.TB, handle func(c net.Conn, br *bufio.Reader)) *rawServer {
+	t.Helper()
+	return newRawServerOver(t, schemeHTTP, handle)
+}
+
+// newRawServerOver serves every accepted connection with handle in a
+// goroutine of its own, over TLS for https; the test's end closes the
+// listener and every connection and waits for the handlers. Every
+// connection's bytes go through a batchConn (batchOf), under the TLS layer
+// when there is one.
+func newRawServerOver(t testing.TB, sc scheme, handle func(c net.Conn, br *bufio.Reader)) *rawServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	s := &rawServer{ln: ln, done: make(chan struct{})}
+	s := &rawServer{ln: ln, scheme: sc, done: make(chan struct{})}
+	var cert tls.Certificate
+	if sc == schemeHTTPS {
+		cert, s.roots = testCert(t)
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		for {
-			c, err := ln.Accept()
+			raw, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			var c net.Conn = &batchConn{Conn: raw}
+			if sc == schemeHTTPS {
+				c = tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
+			}
 			s.mu.Lock()
-			s.conns = append(s.conns, c)
+			s.conns = append(s.conns, raw)
 			s.accepts++
 			s.mu.Unlock()
 			s.wg.Add(1)
@@ -165,7 +214,69 @@ func newRawServer(t testing.TB, handle func(c net.Conn, br *bufio.Reader)) *rawS
 	return s
 }
 
-func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() }
+func (s *rawServer) url() string { return string(s.scheme) + "://" + s.ln.Addr().String() }
+
+// batchConn is a server connection that can gather writes and send them in
+// one: hold starts gathering, send writes what was gathered at once. Under
+// TLS, two records sent together arrive in one segment, and the client's
+// TLS layer reads both from the socket at once.
+type batchConn struct {
+	net.Conn
+	mu      sync.Mutex
+	holding bool
+	held    []byte
+}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.holding {
+		b.held = append(b.held, p...)
+		return len(p), nil
+	}
+	return b.Conn.Write(p)
+}
+
+func (b *batchConn) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holding = true
+}
+
+func (b *batchConn) send() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holding = false
+	_, err := b.Conn.Write(b.held)
+	b.held = nil
+	return err
+}
+
+// batchOf is the batchConn under a connection of a rawServer.
+func batchOf(c net.Conn) *batchConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	return c.(*batchConn)
+}
+
+// transport is a new transport with opts that trusts the server's
+// certificate.
+func (s *rawServer) transport(t testing.TB, opts Options) *Transport {
+	t.Helper()
+	if s.roots != nil {
+		opts.TLSConfig = &tls.Config{RootCAs: s.roots}
+	}
+	return newTransport(t, opts)
+}
+
+// schemeServer is a rawServer speaking sc, and a transport with opts to
+// reach it.
+func schemeServer(t *testing.T, sc scheme, opts Options, handle func(c net.Conn, br *bufio.Reader)) (*rawServer, *Transport) {
+	t.Helper()
+	s := newRawServerOver(t, sc, handle)
+	return s, s.transport(t, opts)
+}
 
 func (s *rawServer) acceptCount() int {
 	s.mu.Lock()

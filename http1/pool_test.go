@@ -101,36 +101,76 @@ func TestNotReused(t *testing.T) {
 		{name: "HTTP/1.0 without length", answer: "HTTP/1.0 200 OK\r\n\r\nok"},
 		{name: "bytes after the body", answer: okResponse + "HTTP/1.1 200 OK\r\n", hold: true},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
-				if readHead(br) == "" {
-					return
+	forEachScheme(t, func(t *testing.T, sc scheme) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) {
+					if readHead(br) == "" {
+						return
+					}
+					if _, err := io.WriteString(c, tc.answer); err != nil || !tc.hold {
+						return
+					}
+					// A second request here would mean the connection was
+					// reused: answer it so the test sees it through Reused.
+					if readHead(br) != "" {
+						io.WriteString(c, okResponse)
+					}
+				})
+				ctx := testCtx(t)
+				var log traceLog
+				for range 2 {
+					if _, got := roundTrip(t, tr, newRequest(t, withTrace(ctx, &log), http.MethodGet, srv.url(), nil)); got != "ok" {
+						t.Fatalf("body %q; want ok", got)
+					}
 				}
-				if _, err := io.WriteString(c, tc.answer); err != nil || !tc.hold {
-					return
+				if _, reused := log.take(); !slices.Equal(reused, []bool{false, false}) {
+					t.Errorf("GotConn Reused: %v; want [false false]", reused)
 				}
-				// A second request here would mean the connection was
-				// reused: answer it so the test sees it through Reused.
-				if readHead(br) != "" {
-					io.WriteString(c, okResponse)
+				if n := srv.acceptCount(); n != 2 {
+					t.Errorf("server accepted %d connections; want 2", n)
 				}
 			})
-			tr := newTransport(t, Options{})
-			ctx := testCtx(t)
-			var log traceLog
-			for range 2 {
-				if _, got := roundTrip(t, tr, newRequest(t, withTrace(ctx, &log), http.MethodGet, srv.url(), nil)); got != "ok" {
-					t.Fatalf("body %q; want ok", got)
-				}
-			}
-			if _, reused := log.take(); !slices.Equal(reused, []bool{false, false}) {
-				t.Errorf("GotConn Reused: %v; want [false false]", reused)
-			}
-			if n := srv.acceptCount(); n != 2 {
-				t.Errorf("server accepted %d connections; want 2", n)
-			}
-		})
+		}
+	})
+}
+
+// TestUnsolicitedResponseNotTaken: a server that sends a second response
+// nobody asked for right after the first, in a write (over TLS, a record)
+// of its own, must not have it taken for the next request's answer: the
+// connection is dropped and the next request gets a new one. The two writes
+// are sent in one segment, so that over TLS the client's TLS layer reads
+// both records from the socket with the first response.
+func TestUnsolicitedResponseNotTaken(t *testing.T) {
+	forEachScheme(t, testUnsolicitedResponseNotTaken)
+}
+
+func testUnsolicitedResponseNotTaken(t *testing.T, sc scheme) {
+	const unsolicited = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nbad"
+	srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) {
+		if readHead(br) == "" {
+			return
+		}
+		b := batchOf(c)
+		b.hold()
+		io.WriteString(c, okResponse)
+		io.WriteString(c, unsolicited)
+		if b.send() != nil {
+			return
+		}
+		for readHead(br) != "" {
+			io.WriteString(c, okResponse)
+		}
+	})
+	ctx := testCtx(t)
+	var log traceLog
+	for i := range 3 {
+		if _, got := roundTrip(t, tr, newRequest(t, withTrace(ctx, &log), http.MethodGet, srv.url(), nil)); got != "ok" {
+			t.Fatalf("request %d: body %q; want ok (the unsolicited response was taken for the answer)", i, got)
+		}
+	}
+	if _, reused := log.take(); !slices.Equal(reused, []bool{false, false, false}) {
+		t.Errorf("GotConn Reused: %v; want [false false false]", reused)
 	}
 }
 

@@ -170,6 +170,16 @@ func TestRequestHead(t *testing.T) {
 			return req
 		},
 		want: "POST / HTTP/1.1\r\nHost: example.test\r\nUser-Agent: omnibench\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+	}, {
+		// The zone names an interface of the client's machine: net/http
+		// leaves it out of Host, and so must this transport.
+		name: "IPv6 zone left out of Host",
+		build: func() *http.Request {
+			req := newRequest(t, ctx, http.MethodGet, srv.url()+"/", nil)
+			req.Host = "[fe80::1%eth0]:8000"
+			return req
+		},
+		want: "GET / HTTP/1.1\r\nHost: [fe80::1]:8000\r\nUser-Agent: omnibench\r\n\r\n",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

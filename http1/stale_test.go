@@ -17,8 +17,12 @@ import (
 // response and closes the connection; the next request must not fail on
 // the dead connection (the liveness peek drops it, or the retry resends).
 func TestServerClosesAfterOneResponse(t *testing.T) {
+	forEachScheme(t, testServerClosesAfterOneResponse)
+}
+
+func testServerClosesAfterOneResponse(t *testing.T, sc scheme) {
 	closed := make(chan struct{}, 4)
-	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+	srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) {
 		if readHead(br) == "" {
 			return
 		}
@@ -26,7 +30,6 @@ func TestServerClosesAfterOneResponse(t *testing.T) {
 		c.Close()
 		closed <- struct{}{}
 	})
-	tr := newTransport(t, Options{})
 	ctx := testCtx(t)
 	for i := range 3 {
 		if _, got := roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.url(), nil)); got != "ok" {
@@ -46,8 +49,12 @@ func TestServerClosesAfterOneResponse(t *testing.T) {
 // net/http's rule) is sent once more on a new connection; a request body
 // larger than the inline limit is rewound through GetBody.
 func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
+	forEachScheme(t, testRetryOnReusedConnectionClosedBeforeResponse)
+}
+
+func testRetryOnReusedConnectionClosedBeforeResponse(t *testing.T, sc scheme) {
 	bodies := make(chan []byte, 8)
-	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+	srv := newRawServerOver(t, sc, func(c net.Conn, br *bufio.Reader) {
 		_, b, err := readRequest(br)
 		if err != nil {
 			return
@@ -59,7 +66,7 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 	for _, size := range []int{0, 5, inlineBody + 1000} {
 		t.Run(fmt.Sprintf("body of %d bytes", size), func(t *testing.T) {
 			// MaxConns 1: the retry must get the slot of the stale connection.
-			tr := newTransport(t, Options{MaxConns: 1})
+			tr := srv.transport(t, Options{MaxConns: 1})
 			ctx := testCtx(t)
 			var log traceLog
 			body := bytes.Repeat([]byte("b"), size)
@@ -101,9 +108,11 @@ func TestRetryOnReusedConnectionClosedBeforeResponse(t *testing.T) {
 // TestNoRetryOfPOSTTheServerRead: the same server as above, but the POST
 // is not idempotent: the server has read it, so it is not sent again, and
 // the error says the server closed the connection.
-func TestNoRetryOfPOSTTheServerRead(t *testing.T) {
+func TestNoRetryOfPOSTTheServerRead(t *testing.T) { forEachScheme(t, testNoRetryOfPOSTTheServerRead) }
+
+func testNoRetryOfPOSTTheServerRead(t *testing.T, sc scheme) {
 	got := make(chan struct{}, 8)
-	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+	srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) {
 		for i := 0; ; i++ {
 			if _, _, err := readRequest(br); err != nil {
 				return
@@ -115,7 +124,6 @@ func TestNoRetryOfPOSTTheServerRead(t *testing.T) {
 			c.Write([]byte(okResponse))
 		}
 	})
-	tr := newTransport(t, Options{})
 	ctx := testCtx(t)
 	var log traceLog
 	post := func() (*http.Response, error) {
@@ -147,9 +155,10 @@ func TestNoRetryOfPOSTTheServerRead(t *testing.T) {
 
 // TestNoRetryOnNewConnection: a new connection closed before an answer is
 // the server's failure, not a stale connection: no retry.
-func TestNoRetryOnNewConnection(t *testing.T) {
-	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) { readHead(br) })
-	tr := newTransport(t, Options{})
+func TestNoRetryOnNewConnection(t *testing.T) { forEachScheme(t, testNoRetryOnNewConnection) }
+
+func testNoRetryOnNewConnection(t *testing.T, sc scheme) {
+	srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) { readHead(br) })
 	ctx := testCtx(t)
 	resp, err := tr.RoundTrip(newRequest(t, ctx, http.MethodGet, srv.url(), nil))
 	if err == nil {
@@ -166,15 +175,16 @@ func TestNoRetryOnNewConnection(t *testing.T) {
 
 // TestNoRetryWithoutGetBody: a big body that cannot be rewound is not sent
 // again; the error is the stale connection's.
-func TestNoRetryWithoutGetBody(t *testing.T) {
-	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+func TestNoRetryWithoutGetBody(t *testing.T) { forEachScheme(t, testNoRetryWithoutGetBody) }
+
+func testNoRetryWithoutGetBody(t *testing.T, sc scheme) {
+	srv, tr := schemeServer(t, sc, Options{}, func(c net.Conn, br *bufio.Reader) {
 		if _, _, err := readRequest(br); err != nil {
 			return
 		}
 		c.Write([]byte(okResponse))
 		readRequest(br)
 	})
-	tr := newTransport(t, Options{})
 	ctx := testCtx(t)
 	roundTrip(t, tr, newRequest(t, ctx, http.MethodGet, srv.url(), nil))
 	req := newRequest(t, ctx, http.MethodPost, srv.url(), bytes.NewReader(make([]byte, inlineBody+1)))

@@ -16,10 +16,14 @@
 //
 // What a benchmark client needs of net/http's Transport is kept: a bound on
 // connections with waiting requests served in order, idle connections
-// reused last-in first-out and checked before reuse, TLS (HTTP/1.1 only,
-// by ALPN), http:// proxies (a CONNECT tunnel for https), the httptrace
-// hooks the client's timing uses, cancellation through the request's
-// context, and a cap on the response head. What is left out, on purpose:
+// reused last-in first-out and checked before reuse (for bytes nobody asked
+// for or the server's close, on the socket and, over TLS, in records the
+// TLS layer read ahead), TLS (HTTP/1.1 only, by ALPN), http:// proxies (a
+// CONNECT tunnel for https), the httptrace hooks the client's timing uses,
+// cancellation through the request's context, a cap on the response head
+// (informational responses included), and the response a server sent
+// before it read the whole request body (a 413), read when writing the
+// body fails. What is left out, on purpose:
 // HTTP/2, transparent compression, cookies, redirects (a RoundTripper does
 // not follow them), request bodies of unknown length, and retries, except
 // net/http's one: a request whose reused connection fails before any byte
@@ -43,6 +47,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,9 +118,6 @@ const (
 	inlineBody = 16 << 10
 	// maxPooledWriteBuf keeps a buffer that grew beyond it out of the pool.
 	maxPooledWriteBuf = 64 << 10
-	// maxInformational bounds the 1xx responses skipped before the final
-	// one, as net/http does.
-	maxInformational = 5
 )
 
 // New returns a Transport with opts, their zero fields set to the
@@ -330,8 +332,24 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 		return nil, &retryable{err: fmt.Errorf("http1: writing the request: %w", err), written: n > 0}
 	}
 	if bigBody != nil {
-		n, err := io.Copy(c.nc, io.LimitReader(bigBody, req.ContentLength))
+		src := &readErr{r: io.LimitReader(bigBody, req.ContentLength)}
+		n, err := io.Copy(c.nc, src)
 		if err != nil {
+			if trace != nil && trace.WroteRequest != nil {
+				trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+			}
+			if src.err != nil {
+				return nil, fmt.Errorf("http1: reading the request body: %w", err)
+			}
+			// A server may answer before it has read the whole body (a
+			// 413) and close the connection, which fails the write: its
+			// answer is then waiting to be read, and it is the outcome, as
+			// net/http's transport returns it. The connection is broken,
+			// so the read ends at once when nothing came.
+			if resp, rerr := t.readResponse(c, req, trace); rerr == nil {
+				resp.Close = true // the request was cut short: the connection cannot carry another
+				return resp, nil
+			}
 			return nil, fmt.Errorf("http1: writing the request body: %w", err)
 		}
 		if n != req.ContentLength {
@@ -346,6 +364,16 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
+	return t.readResponse(c, req, trace)
+}
+
+// readResponse reads the response head to req on c, skipping informational
+// (1xx) responses. Their number has no bound of its own: the bytes read
+// for the heads, of the informational responses and the final one together,
+// are capped by MaxResponseHeaderBytes, which is how net/http's transport
+// bounds them too, so a server sending endless 1xx heads fails with a
+// HeaderTooLargeError.
+func (t *Transport) readResponse(c *conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
 	c.in.limited, c.in.left, c.in.max = true, t.opts.MaxResponseHeaderBytes, t.opts.MaxResponseHeaderBytes
 	defer func() { c.in.limited = false }()
 	if _, err := c.br.Peek(1); err != nil {
@@ -357,9 +385,14 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		trace.GotFirstResponseByte()
 	}
-	for range maxInformational + 1 {
+	for {
 		resp, err := http.ReadResponse(c.br, req)
 		if err != nil {
+			if c.in.left <= 0 {
+				// The parser may report a head cut by the cap as
+				// malformed (a cut after a CR): the cap is the cause.
+				return nil, &HeaderTooLargeError{Limit: c.in.max}
+			}
 			return nil, fmt.Errorf("http1: reading the response head: %w", err)
 		}
 		switch {
@@ -370,7 +403,21 @@ func (t *Transport) writeAndRead(c *conn, req *http.Request, head []byte, bigBod
 		}
 		return resp, nil
 	}
-	return nil, fmt.Errorf("http1: more than %d informational (1xx) responses", maxInformational)
+}
+
+// readErr is a reader that keeps its own error, so that a failed copy
+// tells the request body's failure from the connection's.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // body is a response body on its connection.
@@ -459,6 +506,22 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
+// withoutZone drops the zone of an IPv6 address ("[fe80::1%eth0]:8080"
+// becomes "[fe80::1]:8080") from a Host value, as net/http's request writer
+// does: the zone names a network interface of this machine, which means
+// nothing to the server, and a Host field has no syntax for it.
+func withoutZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	end := strings.LastIndexByte(host, ']')
+	zone := strings.IndexByte(host, '%')
+	if end < 0 || zone < 0 || zone > end {
+		return host
+	}
+	return host[:zone] + host[end:]
+}
+
 // excludedHeader reports whether a request header field is one the
 // transport writes itself (or, for Trailer, not at all), as net/http's
 // request writer excludes them.
@@ -486,6 +549,7 @@ func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([
 	if host == "" {
 		host = req.URL.Host
 	}
+	host = withoutZone(host)
 	if !httpguts.ValidHostHeader(host) {
 		return buf, nil, fmt.Errorf("http1: invalid Host %q", host)
 	}
@@ -681,9 +745,35 @@ func (t *Transport) take(ctx context.Context, key connKey, fresh bool) (*conn, e
 
 // usable reports whether an idle connection may carry another request: not
 // idle for longer than IdleConnTimeout, and neither closed by the server
-// nor holding bytes nobody asked for.
+// nor holding bytes nobody asked for, in the TLS layer or on the socket.
 func (t *Transport) usable(c *conn) bool {
-	return time.Since(c.idleSince) <= t.opts.IdleConnTimeout && !closedOrUnsolicited(c.raw)
+	return time.Since(c.idleSince) <= t.opts.IdleConnTimeout && !tlsUnsolicited(c.nc) && !closedOrUnsolicited(c.raw)
+}
+
+// tlsUnsolicited reports whether a TLS connection holds input nobody asked
+// for. A TLS record that arrived together with the last record of the
+// previous response was read from the socket with it and waits inside the
+// TLS layer, where the check of the socket cannot see it; an answer sent on
+// an idle connection in a record of its own would otherwise be taken for
+// the next request's response. A read with a deadline already past returns
+// what the TLS layer holds (a handshake message, such as a session ticket,
+// is taken in by it and is not data) and fails at once with the deadline
+// error when it holds nothing, without reading the socket; that error does
+// not break a TLS connection.
+func tlsUnsolicited(nc net.Conn) bool {
+	tc, ok := nc.(*tls.Conn)
+	if !ok {
+		return false
+	}
+	if tc.SetReadDeadline(time.Unix(1, 0)) != nil {
+		return true
+	}
+	var b [1]byte
+	n, err := tc.Read(b[:])
+	if tc.SetReadDeadline(time.Time{}) != nil {
+		return true
+	}
+	return n > 0 || !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // dial opens a connection for key, through the proxy when there is one, and

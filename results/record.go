@@ -40,11 +40,16 @@ const (
 	// text only, or only audio events without samples. The server finished
 	// it (Delivered), but it did not do the request's job.
 	ErrNoAudio = "no_audio"
+	// ErrClientLimit is the client machine's own limit, not the server's
+	// failure: out of file descriptors (EMFILE, ENFILE) or local ports
+	// (EADDRNOTAVAIL). It counts as a failed request, named as the
+	// client's, and makes the run's figures the client's, not the server's.
+	ErrClientLimit = "client_limit"
 )
 
 // ErrorClasses lists every class in report order.
 func ErrorClasses() []string {
-	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrNoAudio, ErrCancelled}
+	return []string{ErrConnect, ErrHTTPStatus, ErrStreamError, ErrIdleTimeout, ErrTimeout, ErrMalformed, ErrTruncated, ErrNoAudio, ErrCancelled, ErrClientLimit}
 }
 
 // Latency origins: where a record's latencies (TTFP, TTFT, end-to-end) are
@@ -92,8 +97,8 @@ type Record struct {
 	Error      string `json:"error,omitempty"`
 
 	// QueueS is the client queue time: how long the request waited for a
-	// connection of the client's transport (its connection bound reached),
-	// not counting the setup of a connection it dialled itself. It is inside
+	// connection (the client's connection bound reached), not counting the
+	// setup of a connection it dialled itself. It is inside
 	// every latency below, which run from the send time.
 	QueueS     float64   `json:"queue_s,omitempty"`
 	ConnectS   float64   `json:"connect_s,omitempty"`    // connection established (0 when reused)

@@ -44,6 +44,37 @@ var bareStreams = []int{100, 1000, 2000, 5000}
 // few seconds per run, and its p99 needs many runs to settle).
 var levelsFlag = flag.String("omnibench.levels", "", "comma-separated stream levels of BenchmarkClientVsBareLoop to run (default: "+fmt.Sprint(bareStreams)+")")
 
+// transportsFlag names the HTTP transports omnibench's client runs with in
+// BenchmarkClientVsBareLoop: own (package http1), std (net/http's) or both,
+// which is the A/B of the two transports, reported as omni-* and
+// omni-std-* beside each other with their ratios (own-std-*).
+var transportsFlag = flag.String("omnibench.transports", client.TransportOwn, "comma-separated HTTP transports of omnibench's client in BenchmarkClientVsBareLoop: own, std, or own,std for their A/B")
+
+// transports are the transports to run omnibench's client with; the first
+// is the one compared with the bare loop.
+func transports(b *testing.B) []string {
+	var trs []string
+	for f := range strings.SplitSeq(*transportsFlag, ",") {
+		tr := strings.TrimSpace(f)
+		if tr != client.TransportOwn && tr != client.TransportStd {
+			b.Fatalf("-omnibench.transports: %q is not %s or %s", f, client.TransportOwn, client.TransportStd)
+		}
+		if !slices.Contains(trs, tr) {
+			trs = append(trs, tr)
+		}
+	}
+	return trs
+}
+
+// omniName names omnibench's client on a transport in metrics and profiles:
+// "omni" on its own transport, as before the A/B existed.
+func omniName(tr string) string {
+	if tr == client.TransportOwn {
+		return "omni"
+	}
+	return "omni-" + tr
+}
+
 // levels are the levels to run: bareStreams, or those -omnibench.levels names.
 func levels(b *testing.B) []int {
 	if *levelsFlag == "" {
@@ -111,9 +142,12 @@ func (f *levelFigures) cpuPerEventUS() float64 {
 // One iteration runs the three clients once per level, rotating which goes
 // first, and the figures are medians over the iterations (-benchtime 3x or
 // more keeps one disturbed run out). -omnibench.profile DIR writes a CPU profile of each
-// omnibench run.
+// omnibench run. -omnibench.transports own,std runs omnibench's client on
+// both HTTP transports (omni-*, omni-std-*) for the A/B of the two, whose
+// ratios own/std are own-std-cpu-ratio and own-std-p99-ratio; the bare
+// loop is compared with the first transport named.
 func BenchmarkClientVsBareLoop(b *testing.B) {
-	ns := levels(b)
+	ns, trs := levels(b), transports(b)
 	ensureFiles(b, uint64(slices.Max(ns))+256)
 	srv := startServeWith(b, bareServeFlags())
 	sc, err := scenarios.Get(benchScenario)
@@ -126,12 +160,16 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 	}
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
-			var omni, bare, conn levelRuns
-			clients := []func(ctx context.Context){
-				func(ctx context.Context) { omni = append(omni, omniRun(ctx, b, srv.url, wl, n)) },
+			var bare, conn levelRuns
+			omnis := make([]levelRuns, len(trs)) // per transport
+			var clients []func(ctx context.Context)
+			for k, tr := range trs {
+				clients = append(clients, func(ctx context.Context) { omnis[k] = append(omnis[k], omniRun(ctx, b, srv.url, wl, n, tr)) })
+			}
+			clients = append(clients,
 				func(ctx context.Context) { bare = append(bare, bareRun(ctx, b, srv.url, wl, n)) },
 				func(ctx context.Context) { conn = append(conn, connRun(ctx, b, srv.url, wl, n)) },
-			}
+			)
 			wait0, start := runqueueWait("self"), time.Now()
 			for i := 0; b.Loop(); i++ {
 				// Rotate which client goes first, so that with -benchtime
@@ -160,9 +198,21 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 				}
 				return cpu, p99
 			}
-			oc, op := report("omni", omni)
+			oc, op := report(omniName(trs[0]), omnis[0])
+			for k := 1; k < len(trs); k++ {
+				report(omniName(trs[k]), omnis[k])
+			}
+			omni := omnis[0]
 			bc, bp := report("bare", bare)
 			report("conn", conn)
+			if len(trs) == 2 {
+				// The transports' A/B: the same client, only the
+				// RoundTripper differs.
+				ab := trs[0] + "-" + trs[1]
+				b.ReportMetric(pairedRatio(omnis[0], omnis[1], (*levelFigures).cpuPerEventUS), ab+"-cpu-ratio")
+				ratio, _, _ := pooledP99Ratio(omnis[0], omnis[1])
+				b.ReportMetric(ratio, ab+"-p99-ratio")
+			}
 			// The ratios pair the clients' runs of one iteration, which ran
 			// back to back, and take the median over the iterations: the
 			// machine's load drifts over minutes, and a pair shares it.
@@ -284,15 +334,16 @@ func (rs levelRuns) sum(fig func(*levelFigures) float64) float64 {
 	return t
 }
 
-// omniRun is one closed-loop run of n streams through runner.Run.
-func omniRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Workload, n int) levelFigures {
+// omniRun is one closed-loop run of n streams through runner.Run, its
+// client on the named HTTP transport.
+func omniRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Workload, n int, transport string) levelFigures {
 	cfg := runner.Config{
 		Target: url, Workload: wl, Scenario: benchScenario, Seed: 1,
 		Load:   load.Config{Concurrency: n, Requests: n},
-		Client: client.Options{Timeout: time.Minute, IdleTimeout: 30 * time.Second},
+		Client: client.Options{Timeout: time.Minute, IdleTimeout: 30 * time.Second, HTTPTransport: transport},
 		Scrape: runner.ScrapeOff,
 	}
-	defer startProfile(b, "omnibench", n)()
+	defer startProfile(b, strings.Replace(omniName(transport), "omni", "omnibench", 1), n)()
 	cpu0, reads0 := processCPU(), readCalls()
 	cfg, records := keepRecords(cfg)
 	out, err := runner.Run(ctx, cfg)

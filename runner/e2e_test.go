@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -118,6 +119,10 @@ func workload(t *testing.T, scenario, kind, format string) *scenarios.Workload {
 // chatWorkload is the chat-voice scenario (streaming chat, text and WAV audio).
 func chatWorkload(t *testing.T) *scenarios.Workload { return workload(t, "chat-voice", "", "") }
 
+// transportEnv names the HTTP transport of the runs' clients when set (own
+// or std): CI runs the suite once on each. Only the tests read it.
+const transportEnv = "OMNIBENCH_HTTP_TRANSPORT"
+
 // baseConfig is a closed-loop run of n requests at concurrency c against
 // target, scraping its /metrics.
 func baseConfig(target string, wl *scenarios.Workload, n, c int) Config {
@@ -127,7 +132,7 @@ func baseConfig(target string, wl *scenarios.Workload, n, c int) Config {
 		Scenario: "e2e",
 		Seed:     1,
 		Load:     load.Config{Concurrency: c, Requests: n, Seed: 1, Grace: 5 * time.Second},
-		Client:   client.Options{Timeout: 20 * time.Second, IdleTimeout: 10 * time.Second},
+		Client:   client.Options{Timeout: 20 * time.Second, IdleTimeout: 10 * time.Second, HTTPTransport: os.Getenv(transportEnv)},
 		Scrape:   ScrapeOn,
 		Version:  "test",
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
@@ -52,6 +53,7 @@ type runOptions struct {
 	stages      string
 	includeRamp bool
 	maxConns    int
+	transport   string // --http-transport
 	delayLimit  time.Duration
 	cpuLimit    float64
 	arrival     string
@@ -167,6 +169,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
 	f.BoolVar(&o.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
 	f.IntVar(&o.maxConns, "max-conns", 0, "cap on client connections (0 = follow the load: concurrency, --max-inflight or the peak stage); requests over it wait, reported as client_queue_ms")
+	f.StringVar(&o.transport, "http-transport", client.TransportOwn, "HTTP/1.1 transport of the HTTP kinds: own (omnibench's, lighter on CPU at many streams) or std (Go's net/http); both measure the same")
 	f.DurationVar(&o.delayLimit, "client-delay-threshold", selfmon.DefaultDelay, "the load generator counts as saturated when its scheduling latency or send-stamp delay p99 exceeds this")
 	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated when its CPU exceeds this share of its usable cores")
 	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
@@ -301,6 +304,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		if fl := f.Lookup(c.name); fl != nil && f.Changed(c.name) && fl.Value.Type() != "string" && c.bad {
 			return cfg, nil, fmt.Errorf("--%s %s: must be %s", c.name, fl.Value.String(), c.want)
 		}
+	}
+
+	if o.transport != client.TransportOwn && o.transport != client.TransportStd {
+		return cfg, nil, fmt.Errorf("--http-transport %q: must be %s or %s", o.transport, client.TransportOwn, client.TransportStd)
 	}
 
 	lc := load.Config{
@@ -452,6 +459,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
 			MaxConns:             o.maxConns,
 			TLSConfig:            tlsConf,
+			HTTPTransport:        o.transport,
 		},
 		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
@@ -609,10 +617,21 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			fmt.Fprintln(stderr, "omnibench:", miss)
 		}
 		return failed
+	case outcome.Summary.Requests.ByError[results.ErrClientLimit] > 0:
+		return withExitCode(1, clientLimited(outcome.Summary))
 	case outcome.Summary.NothingMeasured():
 		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
 	}
 	return sloMiss(verdicts)
+}
+
+// clientLimited is the failure of a run whose requests hit the client
+// machine's own limits (results.ErrClientLimit): its figures measure the
+// client, not the server, so it fails (1) rather than pass or miss its SLOs
+// (0, 3), whose verdicts would be about the wrong machine.
+func clientLimited(s *summary.Summary) error {
+	return fmt.Errorf("%d of %d measured requests failed on the client's own limits (%s, in the errors above): the run measured the client, not the server; raise the limit or shard the load, and run again",
+		s.Requests.ByError[results.ErrClientLimit], s.Requests.Total, results.ErrClientLimit)
 }
 
 func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport, doc any) error {
