@@ -16,7 +16,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -88,9 +90,9 @@ func resultsLine(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 		def      string
 		lineType string
 	}{
-		{header, "Header", results.TypeHeader},
-		{request, "Record", results.TypeRequest},
-		{client, "clientLine", results.TypeClient},
+		{header, "ResultsHeader", results.TypeHeader},
+		{request, "ResultsRecord", results.TypeRequest},
+		{client, "SchemasClientLine", results.TypeClient},
 	} {
 		for name, d := range part.s.Definitions {
 			root.Definitions[name] = d
@@ -129,8 +131,26 @@ func reflector(moduleRoot string) (*jsonschema.Reflector, error) {
 	return &jsonschema.Reflector{
 		BaseSchemaID:  baseID,
 		Mapper:        typeSchema,
+		Namer:         definitionName,
 		LookupComment: lookupComment(comments),
 	}, nil
+}
+
+// definitionName names a type's definition in $defs by its package and
+// name ("StatsSummary", "SummarySummary"): type names alone collide across
+// packages.
+func definitionName(t reflect.Type) string {
+	if t.PkgPath() == "" { // a builtin, a slice or a map: never a definition
+		return t.Name()
+	}
+	return upperFirst(path.Base(t.PkgPath())) + upperFirst(t.Name())
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // typeSchema describes the types whose JSON encoding is not what
