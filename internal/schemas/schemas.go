@@ -26,6 +26,7 @@ import (
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
+	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -56,7 +57,10 @@ func Generate(moduleRoot string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	summarySchema := r.Reflect(&runner.Document{})
+	summarySchema, err := summaryDocument(r)
+	if err != nil {
+		return nil, err
+	}
 	summarySchema.ID = baseID + SummaryFile
 	summarySchema.Title = "omnibench run summary document"
 	summarySchema.Description = "The JSON summary of one run: omnibench run --summary FILE, or --format json on stdout."
@@ -109,6 +113,50 @@ func resultsLine(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 		root.OneOf = append(root.OneOf, &jsonschema.Schema{Ref: "#/$defs/" + part.def})
 	}
 	return root, nil
+}
+
+// summaryDocument is the schema of runner.Document, with its "slos" (raw
+// JSON in the Go type, written from []slo.Result) described as what is
+// written there.
+func summaryDocument(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
+	doc := r.Reflect(&runner.Document{})
+	results := r.Reflect(&sloResult{})
+	for name, d := range results.Definitions {
+		doc.Definitions[name] = d
+	}
+	def, ok := doc.Definitions["RunnerDocument"]
+	if !ok {
+		return nil, fmt.Errorf("summary schema: no definition RunnerDocument among the reflected types")
+	}
+	slos, ok := def.Properties.Get("slos")
+	if !ok {
+		return nil, fmt.Errorf("summary schema: RunnerDocument has no slos property")
+	}
+	slos.Type = "array"
+	slos.Items = &jsonschema.Schema{Ref: "#/$defs/SchemasSloResult"}
+	slos.Description = "The verdict on each SLO (--slo, the scenario's, --max-error-rate), in the order given; absent without SLOs."
+	return doc, nil
+}
+
+// sloResult mirrors the JSON slo.Result writes (by its MarshalJSON, which
+// writes an undefined figure as null): one element of the summary's
+// "slos".
+type sloResult struct {
+	// SLO is the objective as parsed.
+	SLO slo.SLO `json:"slo"`
+	// Observed is the run's value of the figure, in slo.unit; null when the
+	// figure has no data.
+	Observed stats.Float `json:"observed"`
+	// Pass says whether the SLO held.
+	Pass bool `json:"pass"`
+	// Margin is the distance from the limit in slo.unit, positive on the
+	// passing side; null when the figure has no data.
+	Margin stats.Float `json:"margin"`
+	// NoData is set when the figure could not be observed; such an SLO
+	// always fails.
+	NoData bool `json:"no_data,omitempty"`
+	// Message says the verdict in one line.
+	Message string `json:"message"`
 }
 
 // clientLine mirrors the results package's last line: its type and the
