@@ -73,6 +73,12 @@ func TestHelpTopics(t *testing.T) {
 	if code, out, _ := execHelp(t, "help", "run"); code != 0 || !strings.Contains(out, "omnibench run [flags]") {
 		t.Errorf("help run: exit %d:\n%s", code, out)
 	}
+	_, completions, _ := execHelp(t, "__complete", "help", "")
+	for _, want := range []string{"\nslo\n", "\nfigures\n", "\nexit-status\n", "\nrun\n"} {
+		if !strings.Contains("\n"+completions, want) {
+			t.Errorf("help does not complete %q:\n%s", strings.TrimSpace(want), completions)
+		}
+	}
 }
 
 // TestHelpUnknownTopicSuggests checks that a name help does not know exits
