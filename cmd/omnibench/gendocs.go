@@ -68,6 +68,8 @@ func generatedDocs(repoRoot string) (map[string][]byte, error) {
 	var genErr error
 	walkCommands(root, func(c *cobra.Command) {
 		c.DisableAutoGenTag = true // the tag carries today's date
+		// Hidden commands, the help command and the topics get no page of
+		// their own (the topics get theirs below), as in cobra's trees.
 		if genErr != nil || (c != root && (!c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand())) {
 			return
 		}
@@ -95,9 +97,8 @@ func generatedDocs(repoRoot string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// commandDocs adds c's Markdown page and man page to files. Commands below
-// a hidden or help-topic command are documented only when walked to, which
-// walkCommands does for every command: the check is on c itself.
+// commandDocs adds c's Markdown page and man page to files, named as
+// cobra's GenMarkdownTree and GenManTree name them.
 func commandDocs(c *cobra.Command, files map[string][]byte) error {
 	var md bytes.Buffer
 	md.WriteString(generatedHeader)
