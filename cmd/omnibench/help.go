@@ -1,11 +1,112 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/omnibench/omnibench/internal/helptopics"
 )
+
+// addHelp gives root the general help topics (`omnibench help slo`), a help
+// command that knows them and suggests the closest name for a typo, and the
+// hidden gen-docs command that writes the same help into docs/.
+func addHelp(root *cobra.Command) {
+	for _, t := range helptopics.All() {
+		// A command without Run and subcommands is what cobra lists as an
+		// additional help topic.
+		root.AddCommand(&cobra.Command{Use: t.Name, Short: t.Short, Long: t.Text()})
+	}
+	root.SetHelpCommand(newHelpCmd())
+	root.AddCommand(newGenDocsCmd())
+}
+
+// newHelpCmd replaces cobra's help command, which answers an unknown name
+// with the whole usage and exit status 0, by one that says what it did not
+// find, suggests the closest command or topic and exits 2.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command | topic]",
+		Short: "Help about any command, or a general topic",
+		Long: `Help prints the help of a command (the same as its --help) or of a general
+topic: exit-status, slo (the --slo grammar) or figures (what a run reports).`,
+		Example: `  omnibench help run
+  omnibench help slo
+  omnibench help exit-status`,
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return helpNames(cmd.Root()), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return withExitCode(2, unknownHelp(root, args))
+			}
+			target.InitDefaultHelpFlag()
+			target.InitDefaultVersionFlag()
+			return target.Help()
+		},
+	}
+}
+
+// helpNames lists what `omnibench help` can be asked about: the commands
+// and the topics.
+func helpNames(root *cobra.Command) []string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.IsAdditionalHelpTopicCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return names
+}
+
+// unknownHelp says that `omnibench help args...` names nothing, with the
+// names closest to the first unknown word.
+func unknownHelp(root *cobra.Command, args []string) error {
+	word := strings.Join(args, " ")
+	var close []string
+	for _, name := range helpNames(root) {
+		if strings.HasPrefix(name, args[0]) || editDistance(name, args[0]) <= 2 {
+			close = append(close, name)
+		}
+	}
+	if len(close) > 0 {
+		return fmt.Errorf("unknown help topic %q; did you mean %s? (see omnibench help)", word, strings.Join(close, " or "))
+	}
+	var topics []string
+	for _, t := range helptopics.All() {
+		topics = append(topics, t.Name)
+	}
+	return fmt.Errorf("unknown help topic %q: the topics are %s, and omnibench help lists the commands", word, strings.Join(topics, ", "))
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes (the
+// names compared are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
 
 // finishCommands applies what every command's help and completion share,
 // once all commands and their flags exist: each default printed once, and

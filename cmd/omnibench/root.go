@@ -66,6 +66,7 @@ own embedded simulator.`,
 		newMergeCmd(),
 		newKubeCmd(),
 	)
+	addHelp(root)        // help topics, the help command and gen-docs
 	finishCommands(root) // help defaults and value completions of every command
 	redactErrors(root)   // returned errors are redacted like the output
 	// Wrong arguments to any command are unusable input too.
