@@ -67,7 +67,7 @@ func (e *StatsMismatchError) Error() string {
 	msg := "abtest: no verdict: the arms do not differ in stats as claimed: " + strings.Join(parts, "; ")
 	switch e.Suspect {
 	case "A":
-		msg += "; probably wrong: arm A's stats-on argument(s), which did not turn stats on (servers of the design document need --log-stats)"
+		msg += "; probably wrong: arm A's stats-on argument(s), which did not turn stats on (servers whose stats are off by default need --log-stats)"
 	case "B":
 		msg += "; probably wrong: arm B's stats-off argument(s), which did not turn stats off (current vLLM-Omni servers need --disable-log-stats)"
 	case "both":

@@ -62,7 +62,7 @@ func Tables(file *File, opts Options, responses []Response, sum Summary) []repor
 		add("skipped", skippedText(file.Skipped))
 	}
 	add("audio (s)", report.FormatFixed(sum.AudioS, 2))
-	underrun := s.Footnote("underrun: the never-pausing player from the first chunk (protocol section 7); continuous = max underrun <= threshold")
+	underrun := s.Footnote("underrun: the never-pausing player from the first chunk (docs/reference/continuity.md); continuous = max underrun <= threshold")
 	for _, th := range opts.Thresholds {
 		l := continuity.ThresholdLabel(th)
 		add("continuous <="+l+"ms "+underrun, report.FormatPct(100*sum.ContinuousRate[l]))

@@ -40,7 +40,7 @@ var metrics = [...]metricDef{
 	{"audio_duration", nil, summary.MetricDuration, "s", "no completed response carried audio"},
 	{"audio_underrun", []string{"underrun"}, summary.MetricUnderrun, "s", "no completed response had an audio chunk timeline"},
 	{"schedule_lag", nil, summary.MetricLag, "ms", "no request was measured"},
-	{"stamp_delay", nil, summary.MetricStampDelay, "ms", "the server sent no send stamps (omnibench serve stamps them)"},
+	{"stamp_delay", nil, summary.MetricStampDelay, "ms", "the server sent no send stamps (run's embedded simulator and omnibench serve --stamp send them)"},
 	{"audio_ttfp_first_event", nil, summary.MetricTTFPFirstEvent, "ms", "no completed response carried audio"},
 	{"ttfa_audible", []string{"ttfa"}, summary.MetricTTFAAudible, "ms", "no completed response carried audible audio"},
 	{"leading_silence", nil, summary.MetricLeadingSilence, "ms", "no completed response carried s16 audio"},

@@ -102,7 +102,7 @@ Arms come from one of:
                                with --stats-off-flag;
   nothing (or --log-stats)     the embedded simulator with stats on (A) and off (B).
 
-Method (the design document's A/B test): -n requests per arm (default 30),
+Method (the stats on/off experiment, docs/compare-and-ab.md): -n requests per arm (default 30),
 sequential (-c 1) unless set, split into --rounds rounds per arm run in the
 order A B B A A B ..., so drift falls on both arms alike; every round of both
 arms starts with --warmup warm-up requests (default 1) and round r uses the
@@ -131,7 +131,7 @@ the ones that choose a single target or its scrape.`,
 		}
 	}
 	usage("requests", "measured requests per arm, split across the rounds (default 30)")
-	usage("concurrency", "closed loop: concurrent workers (default 1: sequential requests, as in the design document)")
+	usage("concurrency", "closed loop: concurrent workers (default 1: sequential requests, as the reference experiment runs them)")
 	usage("warmup", "warm-up requests at the start of every round of each arm, left out of the figures (default 1)")
 	usage("duration", "per arm, split across the rounds (whichever of -n and -d comes first)")
 	usage("out", "`DIR` for a.jsonl and b.jsonl (re-analyse with omnibench compare), the /metrics snapshots, ab.json and the server logs")

@@ -29,7 +29,7 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay reads recorded audio chunk timelines and judges whether each response
 would have played without gaps, with three listener models:
 
-  underrun      the reference never-pausing player (protocol section 7): the
+  underrun      the reference never-pausing player (docs/reference/continuity.md): the
                 worst playback deficit (max underrun) and the number of late
                 chunks; a response is continuous when its max underrun is at
                 most --threshold

@@ -109,7 +109,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
 	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")
 
-	f.BoolVar(&o.logStats, "log-stats", false, "record metrics (design document: off by default)")
+	f.BoolVar(&o.logStats, "log-stats", false, "record metrics (off by default, as on servers that follow the original metrics design)")
 	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")
 	f.StringVar(&c.Prefix, "metrics-prefix", c.Prefix,
 		fmt.Sprintf("pipeline family prefix: %s (design) or %s (newer servers)", omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent))
