@@ -35,14 +35,9 @@ func plainRealtimeUnavailable() map[string]any {
 
 // handleDuplex serves WS /v1/duplex: the duplex session in its native schema.
 func (s *Server) handleDuplex(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.acceptWS(w, r)
-	if !ok {
-		return
-	}
-	defer c.CloseNow()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	s.serveDuplex(ctx, c, r.URL.Query(), nativeProjection{})
+	s.serveWS(w, r, func(ctx context.Context, c *websocket.Conn) {
+		s.serveDuplex(ctx, c, r.URL.Query(), nativeProjection{})
+	})
 }
 
 // turnRoutes are the handlers of the turn-based routes: the server's own,
@@ -76,12 +71,7 @@ func (s *Server) notAvailable(w http.ResponseWriter, r *http.Request) {
 // serve: accept, send the error event, close.
 func (s *Server) notAvailableWS(event map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, ok := s.acceptWS(w, r)
-		if !ok {
-			return
-		}
-		defer c.CloseNow()
-		sendUnavailable(r.Context(), c, event)
+		s.serveWS(w, r, func(ctx context.Context, c *websocket.Conn) { sendUnavailable(ctx, c, event) })
 	}
 }
 

@@ -116,24 +116,21 @@ func duplexQuery(v string) bool {
 }
 
 func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.acceptWS(w, r)
-	if !ok {
-		return
-	}
-	defer c.CloseNow()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	q := r.URL.Query()
-	switch {
-	case duplexQuery(q.Get("duplex")):
-		s.serveDuplex(ctx, c, q, realtimeProjection{names: audioNames(s.cfg.WS.RealtimeEvents)})
-	case s.cfg.DuplexOnly:
-		sendUnavailable(ctx, c, plainRealtimeUnavailable()) // duplex.go
-	default:
-		// The plain handler, as a server whose duplex capability is off
-		// for the request runs it (9.1): speech in, speech out.
-		s.servePlainRealtime(ctx, c)
-	}
+	s.serveWS(w, r, func(ctx context.Context, c *websocket.Conn) {
+		q := r.URL.Query()
+		switch {
+		case duplexQuery(q.Get("duplex")):
+			s.serveDuplex(ctx, c, q, realtimeProjection{names: audioNames(s.cfg.WS.RealtimeEvents)})
+		case s.cfg.DuplexOnly:
+			sendUnavailable(ctx, c, plainRealtimeUnavailable()) // duplex.go
+		default:
+			// The plain handler, as a server whose duplex capability
+			// is off for the request runs it
+			// (docs/reference/websocket.md, section 1): speech in,
+			// speech out.
+			s.servePlainRealtime(ctx, c)
+		}
+	})
 }
 
 // serveDuplex runs one duplex session on c in the schema proj gives its

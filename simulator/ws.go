@@ -132,6 +132,20 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) (*websocket.Co
 	return c, true
 }
 
+// serveWS accepts the WebSocket handshake of r and runs serve on the
+// connection with a context that ends with the handler; the connection is
+// closed without a close frame when serve returns, unless serve closed it.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, serve func(ctx context.Context, c *websocket.Conn)) {
+	c, ok := s.acceptWS(w, r)
+	if !ok {
+		return
+	}
+	defer c.CloseNow()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	serve(ctx, c)
+}
+
 // wsWriteTimeout bounds one write to a client that does not read.
 const wsWriteTimeout = 30 * time.Second
 

@@ -141,19 +141,14 @@ type speechStreamConn struct {
 }
 
 func (s *Server) handleSpeechStream(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.acceptWS(w, r)
-	if !ok {
-		return
-	}
-	defer c.CloseNow()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	msgs := pumpMessages(ctx, c)
-	sc := &speechStreamConn{s: s, ctx: ctx, c: c}
-	if sc.serve(msgs) {
-		// The handler returned: the ASGI server closes the socket (1000).
-		_ = c.Close(websocket.StatusNormalClosure, "")
-	}
+	s.serveWS(w, r, func(ctx context.Context, c *websocket.Conn) {
+		sc := &speechStreamConn{s: s, ctx: ctx, c: c}
+		if sc.serve(pumpMessages(ctx, c)) {
+			// The handler returned: the ASGI server closes the socket
+			// (1000).
+			_ = c.Close(websocket.StatusNormalClosure, "")
+		}
+	})
 }
 
 // serve runs the receive loop; it reports whether the connection should
