@@ -61,8 +61,11 @@ func TestQueueTimeWithForcedConnectionLimit(t *testing.T) {
 	if r2.QueueS > r2.FirstByteS || r2.QueueS > r2.E2ES {
 		t.Errorf("queue time %v s is not inside the latencies (first byte %v s, e2e %v s)", r2.QueueS, r2.FirstByteS, r2.E2ES)
 	}
-	if n := srv.conns.Load(); n != 1 {
-		t.Errorf("server saw %d connections, want 1 (MaxConns 1)", n)
+	// The second request may get the first's connection back or, when the
+	// first's drain still holds it (a drain holds no slot), a new one: at
+	// most 2 x MaxConns connections, never more.
+	if n := srv.conns.Load(); n < 1 || n > 2 {
+		t.Errorf("server saw %d connections, want 1 or 2 (MaxConns 1, and a drain beside it)", n)
 	}
 }
 
