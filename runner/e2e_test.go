@@ -187,7 +187,8 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 		}
 	}
 	// The saturation verdict ends the file, also after an interrupt.
-	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) {
+	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) ||
+		c.Cause != string(out.Health.Cause) || c.Cause == "" || c.Warning != out.Health.Warning() {
 		t.Errorf("JSONL client line %+v, the outcome's health %+v", c, out.Health)
 	}
 	// So is its HTML: charts from the Set, the worst response picked live.
