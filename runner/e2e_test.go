@@ -511,6 +511,13 @@ func TestRunMaxInflightDrops(t *testing.T) {
 	}
 }
 
+// stallIdleTimeout is the client's idle timeout in the stall tests. The
+// simulator's gaps between events are a few milliseconds (e2eTiming) and
+// the stall lasts until the client leaves, so the timeout only has to be
+// longer than any gap a loaded machine (-race, other processes on the
+// cores) adds to a healthy stream: 200 ms was not.
+const stallIdleTimeout = 3 * time.Second
+
 // TestRunFaults injects each simulator fault into every request and checks
 // the error class, that every request is accounted for and that the run goes
 // on to the end.
@@ -536,8 +543,8 @@ func TestRunFaults(t *testing.T) {
 		{"error-event/speech-sse", "tts-short", "", simulator.Faults{ErrorEvent: all}, 0, results.ErrStreamError, 200, true},
 		// A raw byte stream cannot carry an error: the server drops the connection.
 		{"error-event/speech", "tts-long", "", simulator.Faults{ErrorEvent: all}, 0, results.ErrTruncated, 200, true},
-		{"stall/chat", "chat-voice", "", simulator.Faults{Stall: all}, 200 * time.Millisecond, results.ErrIdleTimeout, 200, false},
-		{"stall/speech", "tts-long", "", simulator.Faults{Stall: all}, 200 * time.Millisecond, results.ErrIdleTimeout, 200, false},
+		{"stall/chat", "chat-voice", "", simulator.Faults{Stall: all}, stallIdleTimeout, results.ErrIdleTimeout, 200, false},
+		{"stall/speech", "tts-long", "", simulator.Faults{Stall: all}, stallIdleTimeout, results.ErrIdleTimeout, 200, false},
 		{"bad-base64/chat", "chat-voice", "", simulator.Faults{MalformedBase64: all}, 0, results.ErrMalformed, 200, false},
 		{"bad-base64/speech-sse", "tts-short", "", simulator.Faults{MalformedBase64: all}, 0, results.ErrMalformed, 200, false},
 		{"empty-audio/chat", "chat-voice", "", simulator.Faults{EmptyAudio: all}, 0, "", 200, false},
@@ -549,11 +556,17 @@ func TestRunFaults(t *testing.T) {
 			wl := workload(t, tc.scenario, tc.kind, "")
 			sim := startSim(t, wl, func(c *simulator.Config) {
 				c.Faults = tc.faults
-				c.Faults.StallFor = 10 * time.Second // far beyond the idle timeout
+				// The stall outlasts every run (runGuard): it ends when
+				// the client leaves, so the idle timeout is not raced
+				// against its length.
+				c.Faults.StallFor = 10 * runGuard
 			})
 			const n = 4
 			cfg := baseConfig(sim.URL, wl, n, 2)
 			if tc.idle > 0 {
+				// Every stalled request waits the whole idle timeout: one
+				// round of them, all at once.
+				cfg = baseConfig(sim.URL, wl, n, n)
 				cfg.Client.IdleTimeout = tc.idle
 			}
 			out := mustRun(t, cfg)
