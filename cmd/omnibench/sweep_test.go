@@ -70,7 +70,10 @@ func sweepExec(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	err := root.ExecuteContext(t.Context())
-	return out.String(), errOut.String(), exitCode(t.Context(), err)
+	// The error goes where main puts it, into the command's stderr (here
+	// the buffer), not onto the test's.
+	code = exitCodeTo(t.Context(), &errOut, err)
+	return out.String(), errOut.String(), code
 }
 
 // sweepDoc is the part of the sweep/capacity JSON document the tests read.
