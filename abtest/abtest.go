@@ -318,7 +318,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 			round+1, cfg.Rounds, st.name, st.res.Label, redactURL(st.url), shareText(reqs[round], durs[round], cfg.Run.Load.Warmup))
 
 		rcfg := cfg.Run
-		rcfg.Target = st.url
+		rcfg.Target, rcfg.ServerInProcess = st.url, st.sim != nil
 		rcfg.Scrape = runner.ScrapeOff
 		rcfg.Out = nil
 		rcfg.Seed = RoundSeed(cfg.Run.Seed, round)
@@ -396,7 +396,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	for _, a := range []*ArmResult{res.A, res.B} {
 		if a.Client != nil && a.Client.Saturated && !cfg.AllowSaturated {
 			return res, fmt.Errorf("abtest: no verdict: arm %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
-				"so a difference may be the client's; use fewer streams per process, or pass --allow-saturated",
+				"so a difference may be the client's; shard the load over processes or machines, or pass --allow-saturated",
 				a.Name, a.Label, compare.ErrSaturated, strings.Join(a.Client.Reasons, "; "), a.Client.ClientDelayMS)
 		}
 	}

@@ -612,3 +612,26 @@ func TestRunRefusesASaturatedArm(t *testing.T) {
 		t.Fatalf("--allow-saturated: %v, verdict %q", err, res.Verdict)
 	}
 }
+
+// TestRunWarnsWhenTheDelayIsNotTheClients: a delay over the threshold
+// without the client's own CPU over its share (here the simulators run in
+// the process and share its cores) is a warning with its cause, not a
+// refusal: only a client that is itself the bottleneck voids the verdict.
+func TestRunWarnsWhenTheDelayIsNotTheClients(t *testing.T) {
+	a, b := SimulatorArms(fastSimulator(true))
+	cfg := testConfig(t, a, b, 4, 1)
+	cfg.AllowSaturated = false
+	// Every run passes a 1 ns delay; no run uses more than all its cores.
+	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1, Delay: time.Nanosecond}
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.Verdict == "" {
+		t.Fatalf("err = %v, verdict %q: want a verdict", err, res.Verdict)
+	}
+	c := res.A.Client
+	if c == nil || c.Saturated || c.Cause == "" || c.Cause == string(selfmon.CauseClientCPU) || !strings.HasSuffix(c.Warning, "(round 1)") {
+		t.Fatalf("arm A client %+v: want a warning with a cause other than the client's CPU", c)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "A: "+c.Warning) {
+		t.Errorf("warnings %q lack arm A's %q", res.Warnings, c.Warning)
+	}
+}

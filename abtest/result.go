@@ -94,7 +94,8 @@ type ArmResult struct {
 	Stats      string
 
 	// Client is the load generator's verdict over the arm's rounds:
-	// saturated when any round was (reasons named by round).
+	// saturated when any round was (reasons named by round); its warning
+	// is the one of the round with the most delay.
 	Client *results.ClientHealth `json:",omitempty"`
 }
 
@@ -102,6 +103,16 @@ type ArmResult struct {
 func (a *ArmResult) observeHealth(round int, h *selfmon.Report) {
 	if a.Client == nil {
 		a.Client = &results.ClientHealth{}
+	}
+	// The arm's warning is the first round's that saturated the client,
+	// else the one of the round with the most delay (a busy host, the
+	// server on the client's cores: figures to read, not a refusal).
+	if w := h.Warning(); w != "" {
+		first := h.Saturated && !a.Client.Saturated
+		worse := !a.Client.Saturated && (a.Client.Warning == "" || h.ClientDelayMS >= a.Client.ClientDelayMS)
+		if first || worse {
+			a.Client.Cause, a.Client.Warning = string(h.Cause), fmt.Sprintf("%s (round %d)", w, round+1)
+		}
 	}
 	a.Client.ClientDelayMS = max(a.Client.ClientDelayMS, h.ClientDelayMS)
 	if h.Saturated {
@@ -186,7 +197,7 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 		res.Significant = true
 	}
 	for _, a := range []*ArmResult{res.A, res.B} {
-		if a.Client != nil && a.Client.Saturated {
+		if a.Client != nil && (a.Client.Saturated || a.Client.Warning != "") {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", a.Name, a.Client.Text()))
 		}
 		if a.Failed > 0 {

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/http"
@@ -73,6 +74,8 @@ type Exporter struct {
 	// with no cores.
 	healthLabels                         prometheus.Labels
 	cpu, cores, sched, memory, saturated *prometheus.GaugeVec
+	hostOther, hostPressure, hostSteal   *prometheus.GaugeVec
+	delayCause                           *prometheus.GaugeVec // a state set: one series per cause, 1 for the run's
 	gcPauses, gcPauseTime                prometheus.Counter
 	ttfaAudible, leadingSilence          prometheus.Observer
 }
@@ -115,9 +118,14 @@ func New(opts Options) (*Exporter, error) {
 	e.lag, e.stallTime, e.queue = histogram(famLag), histogram(famStallTime), histogram(famQueue)
 	gauge := func(f loadFamily) *prometheus.GaugeVec { return vecs[f].(*prometheus.GaugeVec) }
 	e.cpu, e.cores, e.sched, e.memory, e.saturated = gauge(famCPU), gauge(famCores), gauge(famSched), gauge(famMemory), gauge(famSaturated)
+	e.hostOther, e.hostPressure, e.hostSteal = gauge(famHostOther), gauge(famHostPressure), gauge(famHostSteal)
+	e.delayCause = gauge(famDelayCause)
 	e.healthLabels = modelOnly
-	for _, g := range []*prometheus.GaugeVec{e.cpu, e.cores, e.sched, e.memory, e.saturated} {
+	for _, g := range []*prometheus.GaugeVec{e.cpu, e.cores, e.sched, e.memory, e.saturated, e.hostOther, e.hostPressure, e.hostSteal} {
 		g.With(modelOnly).Set(math.NaN())
+	}
+	for _, c := range selfmon.Causes() {
+		e.delayCause.With(e.causeLabels(c)).Set(math.NaN())
 	}
 	e.gcPauses, e.gcPauseTime = counter(famGCPauses), counter(famGCPauseTime)
 	e.ttfaAudible, e.leadingSilence = histogram(famTTFAAudible), histogram(famLeadingSilence)
@@ -300,9 +308,18 @@ func (e *Exporter) OnHealth(s selfmon.Sample) {
 	e.memory.With(e.healthLabels).Set(float64(s.MemoryBytes))
 	e.gcPauses.Add(float64(s.GCPauses))
 	e.gcPauseTime.Add(max(s.GCPauseTime.Seconds(), 0))
+	if h := s.Host; h != nil {
+		e.hostOther.With(e.healthLabels).Set(h.OtherCores)
+		e.hostSteal.With(e.healthLabels).Set(h.StealShare)
+		if h.CPUPressure != nil {
+			e.hostPressure.With(e.healthLabels).Set(*h.CPUPressure)
+		}
+	}
 }
 
-// SetHealth records the run's saturation verdict (after the run).
+// SetHealth records the run's verdict (after the run): saturated when the
+// client was the bottleneck, and the delay's cause as the one
+// loadgen_delay_cause series at 1 (the other reasons at 0).
 func (e *Exporter) SetHealth(r selfmon.Report) {
 	e.cores.With(e.healthLabels).Set(float64(r.Cores))
 	v := 0.0
@@ -310,4 +327,17 @@ func (e *Exporter) SetHealth(r selfmon.Report) {
 		v = 1
 	}
 	e.saturated.With(e.healthLabels).Set(v)
+	cause := cmp.Or(r.Cause, selfmon.CauseNone)
+	for _, c := range selfmon.Causes() {
+		v := 0.0
+		if c == cause {
+			v = 1
+		}
+		e.delayCause.With(e.causeLabels(c)).Set(v)
+	}
+}
+
+// causeLabels are the labels of loadgen_delay_cause's series for c.
+func (e *Exporter) causeLabels(c selfmon.Cause) prometheus.Labels {
+	return prometheus.Labels{omnimetrics.LabelModelName: e.opts.ModelName, LabelReason: string(c)}
 }

@@ -13,6 +13,9 @@ const (
 	// I/N): the index, at most load.MaxShards values. Dashboards sum it away.
 	LabelShard = "shard"
 	LabelClass = "class" // errors_total: a results error class
+	// LabelReason is loadgen_delay_cause's: a selfmon.Cause (none,
+	// client_cpu, steal, host_busy, shared_with_server, scheduling).
+	LabelReason = "reason"
 )
 
 // classOther is the class of an error whose class is not one of
@@ -40,6 +43,10 @@ const (
 	famGCPauseTime
 	famMemory
 	famSaturated
+	famDelayCause
+	famHostOther
+	famHostPressure
+	famHostSteal
 	famTTFAAudible
 	famLeadingSilence
 	numLoadFamilies
@@ -89,7 +96,16 @@ func loadTable() [numLoadFamilies]omnimetrics.FamilySpec {
 		famMemory: {Name: "loadgen_memory_bytes", Type: omnimetrics.TypeGauge, Labels: model,
 			Help: "Memory the load generator's Go runtime holds (mapped and not released)"},
 		famSaturated: {Name: "loadgen_saturated", Type: omnimetrics.TypeGauge, Labels: model,
-			Help: "1 when the run's load generator was saturated (CPU, scheduling latency or send-stamp delay over its threshold): its latencies include client delay; set at the end of the run"},
+			Help: "1 when the run's load generator was itself the bottleneck (its CPU over its threshold): its latencies include client delay and verdicts on them are refused; set at the end of the run"},
+		famDelayCause: {Name: "loadgen_delay_cause", Type: omnimetrics.TypeGauge,
+			Labels: []string{omnimetrics.LabelModelName, LabelReason},
+			Help:   "1 for the cause of the run's load-generator delay (reason: none, client_cpu, steal, host_busy, shared_with_server, scheduling); set at the end of the run"},
+		famHostOther: {Name: "loadgen_host_other_cpu_cores", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "Cores the machine's other processes kept busy over the last sampling interval (/proc/stat less the load generator's own CPU)"},
+		famHostPressure: {Name: "loadgen_host_cpu_pressure_ratio", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "Share of the last sampling interval during which some task on the machine waited for a CPU (/proc/pressure/cpu some)"},
+		famHostSteal: {Name: "loadgen_host_steal_ratio", Type: omnimetrics.TypeGauge, Labels: model,
+			Help: "Share of the machine's CPU time the hypervisor took over the last sampling interval (/proc/stat steal)"},
 		famTTFAAudible: {Name: "ttfa_audible_seconds", Type: omnimetrics.TypeHistogram, Labels: model,
 			Buckets: omnimetrics.SecondsBuckets(),
 			Help:    "Time to first audible audio: send to the chunk holding the first sample above the audible threshold (responses that became audible)"},

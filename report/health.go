@@ -10,10 +10,11 @@ import (
 // warningTitle is the title of the saturation warning table.
 const warningTitle = "WARNING"
 
-// saturationWarning is the warning table a run report starts with when the
-// load generator was saturated; nil otherwise.
+// saturationWarning is the warning table a run report starts with when
+// something delayed the load generator (its own CPU, the host, the server on
+// its cores); nil otherwise.
 func saturationWarning(h *selfmon.Report) *Table {
-	if h == nil || !h.Saturated {
+	if h == nil || h.Warning() == "" {
 		return nil
 	}
 	return &Table{Title: warningTitle, Header: []string{"warning"}, Rows: [][]string{{h.Warning()}}}
@@ -32,12 +33,19 @@ func healthTable(h *selfmon.Report) *Table {
 	}
 	t.Rows = [][]string{
 		{"saturated", verdict},
+		{"delay cause", string(h.Cause)},
 		{"CPU (cores busy / usable)", fmt.Sprintf("%s / %d (%s %%, peak %s %%)", FormatFixed(h.CPUCores, 2), h.Cores, FormatFixed(100*h.CPUShare, 0), FormatFixed(100*h.PeakCPUShare, 0))},
 		{"scheduling latency p50 / p99 / max (ms)", FormatFixed(h.SchedLatencyP50MS, 3) + " / " + FormatFixed(h.SchedLatencyP99MS, 3) + " / " + FormatFixed(h.SchedLatencyMaxMS, 3)},
 		{"GC pauses (count, total ms, p99 ms)", strconv.FormatUint(h.GCPauses, 10) + ", " + FormatFixed(h.GCPauseTotalMS, 2) + ", " + FormatFixed(h.GCPauseP99MS, 3)},
 	}
 	if h.StampDelayP99MS != nil {
 		t.Rows = append(t.Rows, []string{"send-stamp delay p99 (ms)", FormatFixed(*h.StampDelayP99MS, 3)})
+	}
+	if hh := h.Host; hh != nil {
+		t.Rows = append(t.Rows, []string{"host: other processes' cores / CPUs, steal", FormatFixed(hh.OtherCores, 2) + " / " + strconv.Itoa(hh.CPUs) + ", " + FormatFixed(100*hh.StealShare, 0) + " %"})
+		if hh.CPUPressure != nil {
+			t.Rows = append(t.Rows, []string{"host CPU pressure (some)", FormatFixed(100**hh.CPUPressure, 0) + " %"})
+		}
 	}
 	t.Rows = append(t.Rows,
 		[]string{"peak open streams / goroutines (sampled)", strconv.Itoa(h.PeakStreams) + " / " + strconv.Itoa(h.PeakGoroutines)},
@@ -46,7 +54,7 @@ func healthTable(h *selfmon.Report) *Table {
 	)
 	t.Notes = append(t.Notes,
 		"CPU: the whole process (with the embedded simulator in it); usable = min(GOMAXPROCS, affinity).",
-		fmt.Sprintf("saturated: CPU > %s %% of the usable cores, or scheduling or send-stamp delay p99 > %s ms.",
+		fmt.Sprintf("delayed: CPU > %s %% of the usable cores, or scheduling or send-stamp delay p99 > %s ms; saturated when the cause is the client's own CPU.",
 			FormatFixed(100*h.ThresholdCPUShare, 0), FormatFixed(h.ThresholdDelayMS, 1)),
 		"memory per stream: peak heap and stacks over the start, per stream; upper bound (garbage counts).")
 	return &t

@@ -179,3 +179,30 @@ func BenchmarkWriterRecord(b *testing.B) {
 		}
 	}
 }
+
+// TestClientLineCause: the line keeps the verdict's cause and warning, and
+// the warning is what Text says; a line written before them (no cause)
+// reads as it did.
+func TestClientLineCause(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(Header{Mode: "closed"}); err != nil {
+		t.Fatal(err)
+	}
+	warning := "the host is busy: other processes used 1.8 of 2 cores (CPU pressure 92 %), the load generator 1 % of its 2 cores; latencies include up to 40.0 ms of delay that is not the server's; measure on a quieter machine or stop the other work"
+	if err := w.WriteClient(ClientHealth{Cause: "host_busy", Warning: warning, ClientDelayMS: 40, Reasons: []string{"send-stamp delay p99 40.0 ms > 5 ms"}}); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := Read(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := h.Client; c == nil || c.Saturated || c.Cause != "host_busy" || c.Warning != warning || c.Text() != warning {
+		t.Fatalf("header client %+v", h.Client)
+	}
+	old := `{"type":"header","mode":"closed"}` + "\n" + `{"type":"client","saturated":false,"client_delay_ms":0.5}` + "\n"
+	h, _, err = Read(strings.NewReader(old))
+	if err != nil || h.Client == nil || h.Client.Cause != "" || h.Client.Text() != "load generator not saturated" {
+		t.Fatalf("an older file: %+v (%v)", h.Client, err)
+	}
+}

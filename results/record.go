@@ -347,22 +347,33 @@ type Header struct {
 	Client *ClientHealth `json:"client,omitempty"`
 }
 
-// ClientHealth is the load generator's saturation verdict of a run (the
-// run document's client.saturated, client_delay_ms and reasons).
+// ClientHealth is the load generator's verdict of a run (the run
+// document's client.saturated, cause, client_delay_ms and reasons, and the
+// warning the run printed).
 type ClientHealth struct {
+	// Saturated means the client itself was the bottleneck (its own CPU):
+	// verdicts on the run's latencies are refused.
 	Saturated bool `json:"saturated"`
+	// Cause is what delayed the load generator (selfmon.Cause: none,
+	// client_cpu, host_busy, shared_with_server, steal, scheduling) and
+	// Warning the run's warning naming it with its figures and advice.
+	// Both are empty in files written before they were recorded.
+	Cause   string `json:"cause,omitempty"`
+	Warning string `json:"warning,omitempty"`
 	// ClientDelayMS is the largest client-side delay measured: how much of
-	// a latency may be the client's.
+	// a latency may be delay that is not the server's.
 	ClientDelayMS float64  `json:"client_delay_ms"`
 	Reasons       []string `json:"reasons,omitempty"`
 }
 
-// Text says in one phrase whether the client was saturated and why, for
-// the notes of the commands that read saved runs.
+// Text says in one phrase whether the client was delayed and why, for the
+// notes of the commands that read saved runs.
 func (c *ClientHealth) Text() string {
 	switch {
 	case c == nil:
 		return "load generator saturation unknown (the file has no client line: an older or killed run)"
+	case c.Warning != "":
+		return c.Warning
 	case !c.Saturated:
 		return "load generator not saturated"
 	}

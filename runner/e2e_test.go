@@ -192,7 +192,8 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 		}
 	}
 	// The saturation verdict ends the file, also after an interrupt.
-	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) {
+	if c := h.Client; c == nil || c.Saturated != out.Health.Saturated || c.ClientDelayMS != out.Health.ClientDelayMS || !slices.Equal(c.Reasons, out.Health.Reasons) ||
+		c.Cause != string(out.Health.Cause) || c.Cause == "" || c.Warning != out.Health.Warning() {
 		t.Errorf("JSONL client line %+v, the outcome's health %+v", c, out.Health)
 	}
 	// So is its HTML: charts from the Set, the worst response picked live.
@@ -516,6 +517,13 @@ func TestRunMaxInflightDrops(t *testing.T) {
 	}
 }
 
+// stallIdleTimeout is the client's idle timeout in the stall tests. The
+// simulator's gaps between events are a few milliseconds (e2eTiming) and
+// the stall lasts until the client leaves, so the timeout only has to be
+// longer than any gap a loaded machine (-race, other processes on the
+// cores) adds to a healthy stream: 200 ms was not.
+const stallIdleTimeout = 3 * time.Second
+
 // TestRunFaults injects each simulator fault into every request and checks
 // the error class, that every request is accounted for and that the run goes
 // on to the end.
@@ -541,8 +549,8 @@ func TestRunFaults(t *testing.T) {
 		{"error-event/speech-sse", "tts-short", "", simulator.Faults{ErrorEvent: all}, 0, results.ErrStreamError, 200, true},
 		// A raw byte stream cannot carry an error: the server drops the connection.
 		{"error-event/speech", "tts-long", "", simulator.Faults{ErrorEvent: all}, 0, results.ErrTruncated, 200, true},
-		{"stall/chat", "chat-voice", "", simulator.Faults{Stall: all}, 200 * time.Millisecond, results.ErrIdleTimeout, 200, false},
-		{"stall/speech", "tts-long", "", simulator.Faults{Stall: all}, 200 * time.Millisecond, results.ErrIdleTimeout, 200, false},
+		{"stall/chat", "chat-voice", "", simulator.Faults{Stall: all}, stallIdleTimeout, results.ErrIdleTimeout, 200, false},
+		{"stall/speech", "tts-long", "", simulator.Faults{Stall: all}, stallIdleTimeout, results.ErrIdleTimeout, 200, false},
 		{"bad-base64/chat", "chat-voice", "", simulator.Faults{MalformedBase64: all}, 0, results.ErrMalformed, 200, false},
 		{"bad-base64/speech-sse", "tts-short", "", simulator.Faults{MalformedBase64: all}, 0, results.ErrMalformed, 200, false},
 		// The server finishes a response without audio normally; the
@@ -557,11 +565,17 @@ func TestRunFaults(t *testing.T) {
 			wl := workload(t, tc.scenario, tc.kind, "")
 			sim := startSim(t, wl, func(c *simulator.Config) {
 				c.Faults = tc.faults
-				c.Faults.StallFor = 10 * time.Second // far beyond the idle timeout
+				// The stall outlasts every run (runGuard): it ends when
+				// the client leaves, so the idle timeout is not raced
+				// against its length.
+				c.Faults.StallFor = 10 * runGuard
 			})
 			const n = 4
 			cfg := baseConfig(sim.URL, wl, n, 2)
 			if tc.idle > 0 {
+				// Every stalled request waits the whole idle timeout: one
+				// round of them, all at once.
+				cfg = baseConfig(sim.URL, wl, n, n)
 				cfg.Client.IdleTimeout = tc.idle
 			}
 			out := mustRun(t, cfg)
@@ -830,6 +844,7 @@ func TestRunClosesIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var open atomic.Int64
+	changed := make(chan struct{}, 1) // a connection opened or closed
 	hs := httptest.NewUnstartedServer(srv.Handler())
 	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		switch st {
@@ -838,6 +853,10 @@ func TestRunClosesIdleConnections(t *testing.T) {
 		case http.StateClosed, http.StateHijacked:
 			open.Add(-1)
 		}
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
 	}
 	hs.Start()
 	defer hs.Close()
@@ -845,13 +864,16 @@ func TestRunClosesIdleConnections(t *testing.T) {
 	cfg := baseConfig(hs.URL, wl, 4, 2)
 	cfg.Scrape = ScrapeOff
 	mustRun(t, cfg)
-	// The server sees the client's close asynchronously: poll.
-	deadline := time.Now().Add(5 * time.Second)
+	// The server sees the client's close asynchronously: wait for each
+	// change, under a hang guard (not a timing assertion).
+	guard := time.NewTimer(runGuard)
+	defer guard.Stop()
 	for open.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections still open after Run returned", open.Load())
+		select {
+		case <-changed:
+		case <-guard.C:
+			t.Fatalf("%d connections still open %s after Run returned", open.Load(), runGuard)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -75,17 +75,29 @@ func TestRunHealthAndSaturation(t *testing.T) {
 	if h == nil || h.Cores < 1 || h.DurationS <= 0 || h.CPUShare < 0 || h.StampDelayP99MS == nil {
 		t.Fatalf("health %+v", h)
 	}
-	// Whether 3 streams saturate depends on the machine's other load (under
-	// -race on a busy machine they can): the warning must follow the verdict.
+	// Whether 3 streams are delayed depends on the machine's other load
+	// (under -race on a busy machine they can): the warning must follow the
+	// verdict.
 	tables := report.RunTables(out.Report())
-	if !hasTable(tables, "Load generator") || hasTable(tables, "WARNING") != h.Saturated {
-		t.Errorf("report tables %v with saturated %v: want a Load generator table, and a warning iff saturated", titles(tables), h.Saturated)
+	if !hasTable(tables, "Load generator") || hasTable(tables, "WARNING") != (h.Cause != selfmon.CauseNone) {
+		t.Errorf("report tables %v with cause %s: want a Load generator table, and a warning iff there is a cause", titles(tables), h.Cause)
+	}
+	if h.Server != selfmon.ServerLoopback {
+		t.Errorf("server %q, want loopback for %s", h.Server, sim.URL)
 	}
 
-	cfg.SelfMon = selfmon.Thresholds{Delay: time.Nanosecond}
+	// A 1 ns delay threshold is a delay, not the client's bottleneck: a
+	// warning with a cause other than the client's CPU.
+	cfg.SelfMon = selfmon.Thresholds{CPUShare: 1, Delay: time.Nanosecond}
 	out = mustRun(t, cfg)
-	if !out.Health.Saturated {
-		t.Fatalf("a 1 ns delay threshold did not saturate: stamp p99 %v ms", *out.Health.StampDelayP99MS)
+	if out.Health.Saturated || out.Health.Cause == selfmon.CauseNone || out.Health.Cause == selfmon.CauseClientCPU || out.Health.Warning() == "" {
+		t.Errorf("a 1 ns delay threshold: cause %s saturated %v warning %q", out.Health.Cause, out.Health.Saturated, out.Health.Warning())
+	}
+	// Any CPU over a share of 1e-12 is the client's bottleneck.
+	cfg.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}
+	out = mustRun(t, cfg)
+	if !out.Health.Saturated || out.Health.Cause != selfmon.CauseClientCPU {
+		t.Fatalf("a CPU share of 1e-12 did not saturate: cause %s, CPU %v", out.Health.Cause, out.Health.CPUShare)
 	}
 	tables = report.RunTables(out.Report())
 	if tables[0].Title != "WARNING" || !strings.Contains(tables[0].Rows[0][0], "the load generator was saturated") {
@@ -97,11 +109,13 @@ func TestRunHealthAndSaturation(t *testing.T) {
 	}
 	var doc struct {
 		Client struct {
-			Saturated bool `json:"saturated"`
+			Saturated bool   `json:"saturated"`
+			Cause     string `json:"cause"`
+			Server    string `json:"server"`
 		} `json:"client"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil || !doc.Client.Saturated {
-		t.Errorf("document client.saturated: %v (%v)", doc.Client.Saturated, err)
+	if err := json.Unmarshal(data, &doc); err != nil || !doc.Client.Saturated || doc.Client.Cause != "client_cpu" || doc.Client.Server != "loopback" {
+		t.Errorf("document client: %+v (%v)", doc.Client, err)
 	}
 }
 

@@ -49,6 +49,10 @@ type Config struct {
 	// with Simulator on a free loopback port.
 	Target    string
 	Simulator simulator.Config
+	// ServerInProcess says that the server at Target runs inside this
+	// process (a simulator the caller started): the load generator's
+	// verdict then counts it as embedded, sharing the client's cores.
+	ServerInProcess bool
 
 	Workload *scenarios.Workload
 	Scenario string // name shown in the header
@@ -102,8 +106,8 @@ type Config struct {
 	// and keeps it in Outcome.Notes for the report.
 	Notes []string
 
-	// SelfMon holds the thresholds at which the load generator counts as
-	// saturated (see selfmon.Report.Judge).
+	// SelfMon holds the thresholds at which the load generator's delay
+	// counts (see selfmon.Report.Judge).
 	SelfMon selfmon.Thresholds
 	// OnHealth, when set, receives every self-monitoring sample of the
 	// load generator during the run (the exporter's gauges), from the
@@ -472,15 +476,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	out.note(cfg.Log, certificateHint(out.Summary.Errors))
 	out.Summary.Mode = lcfg.Mode()
-	out.Health.Judge(cfg.SelfMon, stampDelayP99(out.Set))
+	out.Health.Judge(cfg.SelfMon, selfmon.Circumstances{StampP99MS: stampDelayP99(out.Set),
+		Server: serverPlace(target, simulated || cfg.ServerInProcess), Streams: lcfg.PeakConcurrency()})
 	if w := out.Health.Warning(); w != "" {
 		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
 	}
 	// The verdict is known only now: it is the results file's last line,
 	// which compare reads (a run killed before here leaves none).
 	if w != nil {
-		ch := results.ClientHealth{Saturated: out.Health.Saturated, ClientDelayMS: out.Health.ClientDelayMS, Reasons: out.Health.Reasons}
-		if err := w.w.WriteClient(ch); err != nil {
+		if err := w.w.WriteClient(clientHealth(out.Health)); err != nil {
 			writeOnce.Do(func() { writeErr = err })
 		}
 	}
@@ -594,6 +598,12 @@ func (c *collector) inFlight() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.inflight
+}
+
+// clientHealth is the verdict as the results file's last line keeps it.
+func clientHealth(h *selfmon.Report) results.ClientHealth {
+	return results.ClientHealth{Saturated: h.Saturated, Cause: string(h.Cause), Warning: h.Warning(),
+		ClientDelayMS: h.ClientDelayMS, Reasons: h.Reasons}
 }
 
 // stampDelayP99 is the p99 send-stamp delay in ms over the measured

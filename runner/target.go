@@ -3,10 +3,12 @@ package runner
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 
 	"github.com/omnibench/omnibench/secret"
+	"github.com/omnibench/omnibench/selfmon"
 )
 
 // ParseTarget checks a server base URL (--url) and returns the base the
@@ -56,4 +58,22 @@ func (o *Outcome) note(log io.Writer, text string) {
 	}
 	o.Notes = append(o.Notes, text)
 	fmt.Fprintf(log, "omnibench: %s\n", text)
+}
+
+// serverPlace says where the server at base runs relative to the client:
+// embedded in this process, on this machine (a loopback host), or not known
+// to be on it (any other name or address, even one of this machine's own).
+func serverPlace(base string, inProcess bool) selfmon.Server {
+	if inProcess {
+		return selfmon.ServerEmbedded
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return selfmon.ServerRemote
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost") {
+		return selfmon.ServerLoopback
+	}
+	return selfmon.ServerRemote
 }

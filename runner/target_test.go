@@ -3,6 +3,8 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"github.com/omnibench/omnibench/selfmon"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -32,6 +34,30 @@ func TestParseTarget(t *testing.T) {
 		}
 		if err != nil || base != tc.base || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) || strings.Contains(note, "pw") {
 			t.Errorf("ParseTarget(%q) = %q, %q, %v; want %q with a note containing %q", tc.in, base, note, err, tc.base, tc.note)
+		}
+	}
+}
+
+// TestServerPlace: a loopback host is on this machine, the embedded or
+// in-process simulator shares the process, anything else is not known to
+// be on this machine.
+func TestServerPlace(t *testing.T) {
+	for _, tc := range []struct {
+		base      string
+		inProcess bool
+		want      selfmon.Server
+	}{
+		{"http://127.0.0.1:8000", false, selfmon.ServerLoopback},
+		{"http://127.8.9.10:8000", false, selfmon.ServerLoopback},
+		{"http://[::1]:8000", false, selfmon.ServerLoopback},
+		{"https://LocalHost", false, selfmon.ServerLoopback},
+		{"http://127.0.0.1:8000", true, selfmon.ServerEmbedded},
+		{"http://10.0.0.5:8000", false, selfmon.ServerRemote},
+		{"http://gpu-box.internal:8000", false, selfmon.ServerRemote},
+		{"http://user:pw@localhost.example:8000", false, selfmon.ServerRemote},
+	} {
+		if got := serverPlace(tc.base, tc.inProcess); got != tc.want {
+			t.Errorf("serverPlace(%q, %v) = %s, want %s", tc.base, tc.inProcess, got, tc.want)
 		}
 	}
 }

@@ -5,15 +5,22 @@
 // from runtime/metrics (histograms, of which it keeps the run's delta), and
 // the memory the Go runtime holds per open stream.
 //
+// It also reads what the machine as a whole did (Linux's /proc/stat,
+// /proc/pressure/cpu and /proc/loadavg: other processes' CPU, the
+// hypervisor's steal, CPU pressure), because a goroutine waits for a core
+// whoever holds it.
+//
 // A Monitor samples on its own goroutine every Options.Interval; Stop ends
 // it and returns the run's Report. Judge decides from a Report (and the
-// simulator's send-stamp delay, which the client measures per event)
-// whether the load generator was saturated: CPU above 80 % of its cores, or
-// scheduling latency or stamp delay p99 above a threshold (5 ms by
-// default).
+// simulator's send-stamp delay, which the client measures per event, and
+// where the server ran) whether the load generator was delayed, and by
+// what (Classify): its own CPU above 80 % of its cores, the hypervisor,
+// other processes, the server sharing its cores, or its scheduler. Only the
+// first makes the client the bottleneck (Report.Saturated); the others are
+// warnings with their figures.
 //
-// The CPU figure is the whole process's: with the embedded simulator it
-// includes the server, which competes for the same cores.
+// The process's CPU figure is the whole process's: with the embedded
+// simulator it includes the server, which competes for the same cores.
 package selfmon
 
 import (
@@ -26,7 +33,8 @@ import (
 
 // DefaultInterval is the sampling period when Options.Interval is 0: often
 // enough to see a burst of a few seconds, rare enough to cost nothing (one
-// sample reads eight runtime metrics and one getrusage).
+// sample reads eight runtime metrics, one getrusage and three small /proc
+// files).
 const DefaultInterval = 250 * time.Millisecond
 
 // Options configures a Monitor.
@@ -56,6 +64,9 @@ type Sample struct {
 	Streams         int
 	Goroutines      int
 	MemoryBytes     uint64 // memory the Go runtime holds (mapped and not released)
+	// Host is the machine's figures over the interval; nil where its
+	// counters cannot be read.
+	Host *Host
 }
 
 // Report is the load generator's health over a whole run. Its JSON form is
@@ -95,14 +106,28 @@ type Report struct {
 	PeakMemoryBytes      uint64  `json:"peak_memory_bytes"`
 	MemoryPerStreamBytes float64 `json:"memory_per_stream_bytes"`
 
-	// Filled by Judge: the thresholds applied, the stamp delay, the verdict.
+	// Host is the machine's figures over the run (other processes' CPU,
+	// steal, CPU pressure); nil where its counters cannot be read.
+	Host *Host `json:"host,omitempty"`
+
+	// Filled by Judge: the thresholds applied, the stamp delay, where the
+	// server ran, the verdict.
 	ThresholdCPUShare float64  `json:"threshold_cpu_share"`
 	ThresholdDelayMS  float64  `json:"threshold_delay_ms"`
 	StampDelayP99MS   *float64 `json:"stamp_delay_p99_ms,omitempty"` // with a stamping server (the simulator)
-	Saturated         bool     `json:"saturated"`
+	Server            Server   `json:"server,omitempty"`
+	// SingleStream marks a run of one stream at a time, to which no advice
+	// to use fewer streams applies.
+	SingleStream bool `json:"single_stream,omitempty"`
+	// Cause is what delayed the load generator (CauseNone when nothing
+	// passed a threshold); Saturated is true only for CauseClientCPU, the
+	// one cause that makes the client the bottleneck and its verdicts
+	// (ab, capacity, compare gates) unusable.
+	Cause     Cause `json:"cause,omitempty"`
+	Saturated bool  `json:"saturated"`
 	// ClientDelayMS is the largest client-side delay measured (scheduling
-	// latency p99, stamp delay p99): how much of a latency may be the
-	// client's when it was saturated.
+	// latency p99, stamp delay p99): how much of a latency may be delay
+	// that is not the server's when there is a cause.
 	ClientDelayMS float64  `json:"client_delay_ms"`
 	Reasons       []string `json:"reasons,omitempty"`
 }
@@ -138,7 +163,11 @@ type snapshot struct {
 	objects  uint64 // heap objects, live and not yet swept
 	stacks   uint64 // goroutine stack spans in use
 	goros    uint64
+	host     hostSnapshot
 }
+
+// procDir is where the host counters are read (Linux's procfs).
+const procDir = "/proc"
 
 // The runtime/metrics names read; all exist since Go 1.22.
 const (
@@ -236,6 +265,7 @@ func (m *Monitor) Stop() Report {
 	r.GCPauseP99MS = 1000 * Quantile(gc, 0.99)
 	r.GCPauseMaxMS = 1000 * Quantile(gc, 1)
 	r.GCPauseTotalMS = 1000 * gcWall(last.gcCPU-m.first.gcCPU)
+	r.Host = hostBetween(m.first.host, last.host, wall, last.cpu-m.first.cpu)
 	if base := m.first.inUse(); m.peakS > 0 && m.peakUse > base {
 		r.MemoryPerStreamBytes = float64(m.peakUse-base) / float64(m.peakS)
 	}
@@ -258,6 +288,7 @@ func between(a, b snapshot, cores int) Sample {
 	gc := delta(a.gcPauses, b.gcPauses)
 	s.GCPauses = total(gc)
 	s.GCPauseTime = time.Duration(gcWall(b.gcCPU-a.gcCPU) * float64(time.Second))
+	s.Host = hostBetween(a.host, b.host, s.Interval, b.cpu-a.cpu)
 	return s
 }
 
@@ -276,7 +307,7 @@ func read() snapshot {
 	samples := []metrics.Sample{{Name: mSched}, {Name: mGCPauses}, {Name: mGCCPU}, {Name: mMemTotal}, {Name: mMemFree},
 		{Name: mObjects}, {Name: mStacks}, {Name: mGoros}}
 	metrics.Read(samples)
-	s := snapshot{at: time.Now(), cpu: processCPU()}
+	s := snapshot{at: time.Now(), cpu: processCPU(), host: readHost(procDir)}
 	for _, x := range samples {
 		switch x.Name {
 		case mSched:

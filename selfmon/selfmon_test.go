@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,41 +60,6 @@ func TestDelta(t *testing.T) {
 	}
 	if delta(a, &metrics.Float64Histogram{Counts: []uint64{1}, Buckets: []float64{0, 1}}) != nil {
 		t.Error("histograms of different shape gave a delta")
-	}
-}
-
-// TestJudge drives the thresholds with injected figures.
-func TestJudge(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          Report
-		th         Thresholds
-		stamp      *float64
-		saturated  bool
-		delayMS    float64
-		reasonPart string
-	}{
-		{name: "idle", r: Report{Cores: 2, CPUShare: 0.3, SchedLatencyP99MS: 0.1}, stamp: f(0.4), delayMS: 0.4},
-		{name: "cpu at the limit", r: Report{Cores: 2, CPUShare: 0.8, SchedLatencyP99MS: 1}, delayMS: 1},
-		{name: "cpu above", r: Report{Cores: 2, CPUShare: 0.85, SchedLatencyP99MS: 1}, saturated: true, delayMS: 1, reasonPart: "CPU 85 % of 2 cores"},
-		{name: "sched p99", r: Report{Cores: 2, CPUShare: 0.5, SchedLatencyP99MS: 8.4}, saturated: true, delayMS: 8.4, reasonPart: "scheduling latency p99 8.4 ms > 5 ms"},
-		{name: "stamp p99", r: Report{Cores: 2, CPUShare: 0.5, SchedLatencyP99MS: 1}, stamp: f(420), saturated: true, delayMS: 420, reasonPart: "send-stamp delay p99 420.0 ms"},
-		{name: "custom delay", r: Report{Cores: 2, CPUShare: 0.5, SchedLatencyP99MS: 8.4}, th: Thresholds{Delay: 10 * time.Millisecond}, delayMS: 8.4},
-		{name: "custom cpu", r: Report{Cores: 4, CPUShare: 0.7}, th: Thresholds{CPUShare: 0.6}, saturated: true, reasonPart: "CPU 70 % of 4 cores > 60 %"},
-	} {
-		r := tc.r
-		r.Judge(tc.th, tc.stamp)
-		if r.Saturated != tc.saturated || r.ClientDelayMS != tc.delayMS {
-			t.Errorf("%s: saturated %v delay %v, want %v %v (%v)", tc.name, r.Saturated, r.ClientDelayMS, tc.saturated, tc.delayMS, r.Reasons)
-		}
-		w := r.Warning()
-		if tc.saturated != (w != "") || !strings.Contains(w, tc.reasonPart) {
-			t.Errorf("%s: warning %q", tc.name, w)
-		}
-		if tc.saturated && !strings.Contains(w, "the load generator was saturated") || tc.saturated && !strings.Contains(w, "use fewer streams per process or shards") {
-			t.Errorf("%s: warning %q lacks the advice", tc.name, w)
-		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/omnibench/omnibench/selfmon"
 )
 
 // saturatedFrom wraps a fake runner: from level k on, the load generator
@@ -96,5 +98,56 @@ func TestSweepMarksSaturatedLevels(t *testing.T) {
 	data, _ := json.Marshal(res.Document())
 	if !strings.Contains(string(data), `"client_saturated":"the load generator was saturated`) {
 		t.Errorf("JSON lacks client_saturated: %s", data)
+	}
+}
+
+// judged is a run's load-generator report, judged as the runner does.
+func judged(r selfmon.Report, stampMS float64, streams int) *selfmon.Report {
+	r.Judge(selfmon.Thresholds{}, selfmon.Circumstances{StampP99MS: &stampMS, Streams: streams})
+	return &r
+}
+
+// TestCapacityOnABusyHost: on a machine whose other processes hold the
+// cores, one stream at 1 % CPU sees 40 ms of send-stamp delay and misses
+// the SLO. The client is not the bottleneck, so the search answers (none)
+// with the host's warning beside the level, instead of refusing with
+// "unknown" as it did when every delay counted as the client's; with the
+// client's own CPU the cause it still refuses.
+func TestCapacityOnABusyHost(t *testing.T) {
+	pressure := 0.92
+	busy := &selfmon.Host{CPUs: 2, BusyCores: 1.82, OtherCores: 1.8, CPUPressure: &pressure}
+	withHealth := func(f *fakeRunner, h func(level float64) *selfmon.Report) RunFunc {
+		return func(ctx context.Context, level float64) (Measurement, error) {
+			m, err := f.run(ctx, level)
+			m.SetHealth(h(level))
+			return m, err
+		}
+	}
+	host := func(level float64) *selfmon.Report {
+		return judged(selfmon.Report{Cores: 2, CPUShare: 0.01, PeakStreams: int(level), Host: busy}, 40, int(level))
+	}
+	s, err := Capacity(context.Background(), SearchOptions{Axis: Concurrency, SLOs: noErrors()}, withHealth(passUpTo(0), host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans := s.Answer(); s.End != EndStartFails || !strings.HasPrefix(ans, "capacity: none: even 1 concurrent stream misses an SLO") {
+		t.Errorf("end %q answer %q, want none at 1 stream", s.End, ans)
+	}
+	doc := s.Document()
+	if l := doc.Levels[0]; l.ClientSaturated != "" || !strings.Contains(l.ClientWarning, "the host is busy: other processes used 1.8 of 2 cores") ||
+		strings.Contains(l.ClientWarning, "fewer streams") {
+		t.Errorf("level 1: saturated %q warning %q", l.ClientSaturated, l.ClientWarning)
+	}
+	tab := s.Tables()[0]
+	if notes := strings.Join(tab.Notes, "\n"); !strings.Contains(notes, "* concurrency 1: the host is busy") {
+		t.Errorf("notes %q lack the host's warning", tab.Notes)
+	}
+
+	own := func(level float64) *selfmon.Report {
+		return judged(selfmon.Report{Cores: 2, CPUShare: 0.95, PeakStreams: int(level), Host: busy}, 40, int(level))
+	}
+	s, err = Capacity(context.Background(), SearchOptions{Axis: Concurrency, SLOs: noErrors()}, withHealth(passUpTo(0), own))
+	if err != nil || s.End != EndClientSaturated || !strings.Contains(s.Answer(), "capacity: unknown") {
+		t.Errorf("client CPU: end %q answer %q err %v, want a refusal", s.End, s.Answer(), err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
@@ -18,8 +19,27 @@ type Measurement struct {
 	Set *summary.Set
 	// ClientSaturated is the run's load-generator warning when the client
 	// itself was the bottleneck (selfmon.Report.Warning), "" otherwise:
-	// such a level's latencies include client delay.
+	// such a level's latencies include client delay, and a miss there
+	// decides nothing.
 	ClientSaturated string
+	// ClientWarning is the run's load-generator warning when something
+	// else delayed it (a busy host, the server sharing its cores, steal,
+	// scheduling): shown beside the level, it decides nothing either way.
+	ClientWarning string
+}
+
+// SetHealth files the run's load-generator verdict (nil: not watched):
+// its warning is ClientSaturated when the client was the bottleneck,
+// ClientWarning otherwise.
+func (m *Measurement) SetHealth(h *selfmon.Report) {
+	if h == nil {
+		return
+	}
+	if h.Saturated {
+		m.ClientSaturated = h.Warning()
+	} else {
+		m.ClientWarning = h.Warning()
+	}
 }
 
 // RunFunc performs one run at level (a concurrency or a rate, by the axis
@@ -156,11 +176,14 @@ type Point struct {
 	// ClientSaturated is Measurement.ClientSaturated: the level was
 	// measured by a saturated load generator.
 	ClientSaturated string
+	// ClientWarning is Measurement.ClientWarning.
+	ClientWarning string
 }
 
 // Measure evaluates a run at level against slos.
 func Measure(level float64, m Measurement, slos []slo.SLO) Point {
-	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Set), Summary: m.Summary, ClientSaturated: m.ClientSaturated}
+	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Set), Summary: m.Summary,
+		ClientSaturated: m.ClientSaturated, ClientWarning: m.ClientWarning}
 	if len(slos) > 0 {
 		p.SLOs = slo.EvaluateSet(slos, m.Summary, m.Set)
 	}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -48,11 +49,14 @@ type LevelDoc struct {
 	Partial bool    `json:"partial,omitempty"` // interrupted: decides nothing
 	// ClientSaturated is the load generator's warning when it was the
 	// bottleneck at this level (its latencies include client delay).
-	ClientSaturated string           `json:"client_saturated,omitempty"`
-	Figures         Figures          `json:"figures"`
-	SLOPass         bool             `json:"slo_pass"`
-	SLOs            []slo.Result     `json:"slos"`
-	Summary         *summary.Summary `json:"summary"`
+	ClientSaturated string `json:"client_saturated,omitempty"`
+	// ClientWarning is the load generator's warning when something else
+	// delayed it at this level (a busy host, the server on its cores).
+	ClientWarning string           `json:"client_warning,omitempty"`
+	Figures       Figures          `json:"figures"`
+	SLOPass       bool             `json:"slo_pass"`
+	SLOs          []slo.Result     `json:"slos"`
+	Summary       *summary.Summary `json:"summary"`
 }
 
 // CapacityDoc is the answer of a capacity search. Capacity is null when no
@@ -102,7 +106,8 @@ func sloExprs(slos []slo.SLO) []string {
 }
 
 func levelDoc(p Point) LevelDoc {
-	return LevelDoc{Level: p.Level, Partial: p.Partial, ClientSaturated: p.ClientSaturated, Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary}
+	return LevelDoc{Level: p.Level, Partial: p.Partial, ClientSaturated: p.ClientSaturated, ClientWarning: p.ClientWarning,
+		Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary}
 }
 
 func nonNil(rs []slo.Result) []slo.Result {
@@ -189,7 +194,7 @@ func verdict(t *report.Table, a Axis, p Point) string {
 // cell is the level's cell; an interrupted level carries a footnote.
 func (a Axis) cell(t *report.Table, p Point) string {
 	s := a.Format(p.Level)
-	if p.ClientSaturated != "" {
+	if p.ClientSaturated != "" || p.ClientWarning != "" {
 		s += "*" // footnote: clientNotes
 	}
 	if p.Partial {
@@ -300,12 +305,12 @@ func SLOLines(slos []slo.SLO) []report.SLOLine {
 }
 
 // clientNotes are the footnotes of the levels marked "*": measured by a
-// saturated load generator.
+// saturated or delayed load generator.
 func clientNotes(a Axis, points []Point) []string {
 	var out []string
 	for _, p := range points {
-		if p.ClientSaturated != "" {
-			out = append(out, fmt.Sprintf("* %s %s: %s", a, a.Format(p.Level), p.ClientSaturated))
+		if w := cmp.Or(p.ClientSaturated, p.ClientWarning); w != "" {
+			out = append(out, fmt.Sprintf("* %s %s: %s", a, a.Format(p.Level), w))
 		}
 	}
 	return out

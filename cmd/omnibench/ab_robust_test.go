@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -76,7 +77,7 @@ func TestABRefusesBusyPort(t *testing.T) {
 	dir := t.TempDir()
 	_, _, err = runAB(t, "--a-cmd", "sleep 30", "--a-url", "http://127.0.0.1:"+port, "--b-cmd", "true {port}",
 		"-n", "2", "--startup-timeout", "5s", "--out", dir)
-	if code := exitCode(context.Background(), err); code != 2 {
+	if code := exitCodeTo(context.Background(), io.Discard, err); code != 2 {
 		t.Errorf("exit %d (%v), want 2", code, err)
 	}
 	if err == nil || !strings.Contains(err.Error(), "port "+port) || !strings.Contains(err.Error(), "already accepts connections") {

@@ -76,7 +76,7 @@ func TestReportRerendersSavedRun(t *testing.T) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	err := root.Execute()
-	if code := exitCode(t.Context(), err); code != 2 || !strings.Contains(err.Error(), "missing.jsonl") {
+	if code := exitCodeTo(t.Context(), io.Discard, err); code != 2 || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file: exit %d, error %v", code, err)
 	}
 }

@@ -136,7 +136,7 @@ func TestRunRejectsUnwritableMetricsOut(t *testing.T) {
 	for _, path := range []string{filepath.Join(dir, "missing", "omnibench.prom"), dir} {
 		out := filepath.Join(dir, "run.jsonl")
 		_, _, err := runRunCmd(t, "-n", "1", "--metrics-out", path, "--out", out)
-		if code := exitCode(t.Context(), err); code != 2 || err == nil || !strings.Contains(err.Error(), "--metrics-out") {
+		if code := exitCodeTo(t.Context(), io.Discard, err); code != 2 || err == nil || !strings.Contains(err.Error(), "--metrics-out") {
 			t.Errorf("--metrics-out %s: exit %d, %v; want exit 2 naming --metrics-out", path, code, err)
 		}
 		if _, err := os.Stat(out); err == nil {

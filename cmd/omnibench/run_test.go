@@ -11,6 +11,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,7 +77,9 @@ func execRun(t *testing.T, args ...string) (stdout, stderr string, code int, err
 	if ctx.Err() != nil {
 		t.Fatalf("run %q did not finish within a minute", args)
 	}
-	return out.String(), errb.String(), exitCode(ctx, err), err
+	// The error is returned, not printed on the test's stderr as main
+	// would print it on the command's.
+	return out.String(), errb.String(), exitCodeTo(ctx, io.Discard, err), err
 }
 
 // decodeRunDocument parses a run summary (--summary or --format json).

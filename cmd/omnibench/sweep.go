@@ -270,7 +270,7 @@ func (lr *levelRun) start(ctx context.Context) error {
 		return fmt.Errorf("starting the embedded simulator: %w", err)
 	}
 	lr.sim = sim
-	lr.base.Target = sim.URL
+	lr.base.Target, lr.base.ServerInProcess = sim.URL, true
 	fmt.Fprintf(lr.cmd.ErrOrStderr(), "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
 	return nil
 }
@@ -337,9 +337,7 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 	}
 	lr.headers = append(lr.headers, outcome.Header)
 	m := sweep.Measurement{Summary: outcome.Summary, Set: outcome.Set}
-	if outcome.Health != nil {
-		m.ClientSaturated = outcome.Health.Warning()
-	}
+	m.SetHealth(outcome.Health)
 	return m, err
 }
 

@@ -122,7 +122,7 @@ func TestWebSocketFlagErrors(t *testing.T) {
 		root.SetOut(io.Discard)
 		root.SetErr(io.Discard)
 		err := root.ExecuteContext(t.Context())
-		if code := exitCode(t.Context(), err); code != 2 || !strings.Contains(fmt.Sprint(err), tc.want) {
+		if code := exitCodeTo(t.Context(), io.Discard, err); code != 2 || !strings.Contains(fmt.Sprint(err), tc.want) {
 			t.Errorf("%v: exit %d, error %v, want 2 and %q", tc.args, code, err, tc.want)
 		}
 	}
