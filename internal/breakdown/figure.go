@@ -60,4 +60,3 @@ func rankBucket(buckets []scrape.Bucket, q float64) (low, high float64) {
 	}
 	return low, math.Inf(1)
 }
-
