@@ -136,6 +136,9 @@ func attribute(d *scrape.Delta, b Breakdown, client ClientFigures) Attribution {
 		stageTime += p.Seconds
 	}
 	rest := a.ServerE2E - stageTime - transfer
+	if len(reasons) == 0 && !finite(rest) {
+		reasons = append(reasons, "the server's sums are not finite numbers (NaN or infinite): its figures cannot be split")
+	}
 	if len(reasons) == 0 && rest < -a.Tolerance {
 		reasons = append(reasons, fmt.Sprintf("the stages and transfers take %s more than the pipeline's e2e "+
 			"per request: they overlap in time (stages that stream to each other work concurrently), so the "+
@@ -217,6 +220,9 @@ func clientReasons(client ClientFigures, n, remainder, tolerance float64) []stri
 	}
 	return reasons
 }
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // seconds formats a duration in seconds for a reason.
 func seconds(s float64) string {

@@ -245,3 +245,13 @@ func TestFamilyNamesAreTheMetricCores(t *testing.T) {
 		}
 	}
 }
+
+// A server whose sums are NaN gets a reason, not a consistent NaN split.
+func TestAttributionRefusesNonFiniteSums(t *testing.T) {
+	e := newExpo().hist(famPipelineE2E, model, slowBounds, 0.5)
+	e.stage(0, 0, math.NaN())
+	b := Compute(newExpo().series(t, t0), e.series(t, t0.Add(time.Second)), ClientFigures{})
+	if b.Attribution.Consistent || !strings.Contains(strings.Join(b.Attribution.Reasons, "\n"), "not finite") {
+		t.Errorf("consistent %v, reasons %q", b.Attribution.Consistent, b.Attribution.Reasons)
+	}
+}
