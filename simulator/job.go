@@ -327,6 +327,11 @@ func (j *job) firstAudioDue(s float64) time.Duration {
 	t, p, sr := j.s.cfg.Timing, j.plan, j.s.cfg.SampleRate
 	last := len(j.bound) - 1
 	a0 := p.firstAudio(t, s)
+	if j.path.ttft == 0 {
+		// No text is streamed, but the thinker still reads the prompt
+		// before anything else happens.
+		j.path.ttft = j.scale(0, min(p.firstText(t, s), a0))
+	}
 	part := j.path.first
 	if last == 0 {
 		part[0] = j.scale(0, a0)

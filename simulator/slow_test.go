@@ -86,6 +86,10 @@ func TestStageTimesAddUpAndSlownessIsReal(t *testing.T) {
 		}
 		parts += s
 	}
+	// Speech streams no text, but the thinker's first token is its prefill.
+	if ttft, c := hist("vllm:time_to_first_token_seconds", lbl0(0)); math.Abs(ttft/float64(c)-cfg.Timing.TTFT.Seconds()) > 1e-9 {
+		t.Errorf("thinker's TTFT mean %v s, want %v", ttft/float64(c), cfg.Timing.TTFT)
+	}
 	slow, _ := hist("vllm:e2e_request_latency_seconds", lbl(1))
 	fast, _ := hist("vllm:e2e_request_latency_seconds", lbl(0))
 	if r := slow / fast; math.Abs(r-3) > 1e-3 {

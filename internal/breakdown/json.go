@@ -12,16 +12,35 @@ import (
 // The figures use NaN for "unknown", which JSON numbers cannot hold: the
 // types of this package encode it (and infinities) as null.
 
-func (b Breakdown) MarshalJSON() ([]byte, error)   { return marshalFinite(b) }
+// MarshalJSON encodes the Breakdown with NaN figures as null.
+func (b Breakdown) MarshalJSON() ([]byte, error) { return marshalFinite(b) }
+
+// MarshalJSON encodes the Attribution with NaN figures as null.
 func (a Attribution) MarshalJSON() ([]byte, error) { return marshalFinite(a) }
-func (p StagePart) MarshalJSON() ([]byte, error)   { return marshalFinite(p) }
-func (r StageRow) MarshalJSON() ([]byte, error)    { return marshalFinite(r) }
-func (e EdgeRow) MarshalJSON() ([]byte, error)     { return marshalFinite(e) }
-func (f Figure) MarshalJSON() ([]byte, error)      { return marshalFinite(f) }
-func (f Finding) MarshalJSON() ([]byte, error)     { return marshalFinite(f) }
-func (p Point) MarshalJSON() ([]byte, error)       { return marshalFinite(p) }
-func (g Gauge) MarshalJSON() ([]byte, error)       { return marshalFinite(g) }
-func (r Rate) MarshalJSON() ([]byte, error)        { return marshalFinite(r) }
+
+// MarshalJSON encodes the StagePart with NaN figures as null.
+func (p StagePart) MarshalJSON() ([]byte, error) { return marshalFinite(p) }
+
+// MarshalJSON encodes the StageRow with NaN figures as null.
+func (r StageRow) MarshalJSON() ([]byte, error) { return marshalFinite(r) }
+
+// MarshalJSON encodes the EdgeRow with NaN figures as null.
+func (e EdgeRow) MarshalJSON() ([]byte, error) { return marshalFinite(e) }
+
+// MarshalJSON encodes the Figure with NaN figures as null.
+func (f Figure) MarshalJSON() ([]byte, error) { return marshalFinite(f) }
+
+// MarshalJSON encodes the Finding with NaN figures as null.
+func (f Finding) MarshalJSON() ([]byte, error) { return marshalFinite(f) }
+
+// MarshalJSON encodes the Point with NaN figures as null.
+func (p Point) MarshalJSON() ([]byte, error) { return marshalFinite(p) }
+
+// MarshalJSON encodes the Gauge with NaN figures as null.
+func (g Gauge) MarshalJSON() ([]byte, error) { return marshalFinite(g) }
+
+// MarshalJSON encodes the Rate with NaN figures as null.
+func (r Rate) MarshalJSON() ([]byte, error) { return marshalFinite(r) }
 
 // marshalFinite encodes a struct the way encoding/json does by its json
 // tags (name and omitempty), writing a NaN or infinite float field as null.
