@@ -47,6 +47,7 @@ type Config struct {
 	Seed         int64    // seeds every request's generator
 	Timing       Timing   // the zero Timing means DefaultTiming()
 	Faults       Faults   // all rates zero: no faults
+	Slow         Slowness // a stage, replica or edge made slower (slow.go); zero: none
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
 	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event (off: real servers send no comments)
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
@@ -183,6 +184,7 @@ func (c Config) withDefaults() (Config, error) {
 	} else {
 		c.Topology = append([]int(nil), c.Topology...) // never alias the caller's slice
 	}
+	c.Slow = c.Slow.clone()
 	if c.Prefix == "" {
 		c.Prefix = omnimetrics.PrefixDesign
 	}
@@ -303,6 +305,11 @@ func (c Config) validate() error {
 	}
 	if err := c.validateVoice(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(c.Topology) <= maxStages {
+		if err := c.Slow.validate(c.Topology); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if f.OversizedBytes < 1024 || f.OversizedBytes > 64<<20 {
 		bad("--fault-oversized-bytes: %d is outside 1024..%d", f.OversizedBytes, 64<<20)

@@ -46,6 +46,23 @@
 // ref_audio, decoded (inputaudio.go); each second of it also adds 12.5
 // prompt tokens.
 //
+// # Stages, hops and slowness
+//
+// The per-stage series (vllm:* with stage and replica) and the transfer
+// series record one request's critical path, so that they add up to the
+// server's e2e: t_0 is split into the thinker's first word (min(w_0, t_0)),
+// the talkers' part, the hops that deliver the first chunk (at their
+// modelled sizes and speeds, taken out of the talkers' part) and code2wav
+// vocoding chunk 0; every later chunk's wait is code2wav vocoding it and the
+// hop of its codec tokens. A stage's e2e is its parts (prefill: its part of
+// t_0; decode: the rest), and the thinker's also covers its last words when
+// they come after the last chunk (all of a text-only response, which reaches
+// no other stage). The pipeline e2e exceeds the sum of the parts only by
+// what the schedule does not see (late timers, writing the response).
+// Config.Slow multiplies a stage's or one replica's parts by a factor and
+// adds time in flight to one edge's hops, on the client's clock as much as
+// in the series.
+//
 // # Capacity knee
 //
 // A player that starts at the first chunk consumes audio at 1 s per second

@@ -61,6 +61,23 @@ type job struct {
 	codecTok int
 	genTime  time.Duration // code2wav generation time, for RTF
 	done     bool          // metrics recorded
+
+	slow   []float64       // per stage: the slowness factor of the bound replica (Config.Slow)
+	extras []time.Duration // per edge st -> st+1: the extra in-flight time of its hops
+	path   criticalPath
+}
+
+// criticalPath is the request's timeline as run scheduled it, split into
+// the time each stage and the hops added before the last event. The
+// per-stage series record these parts, so that they add up to the
+// server's e2e less what the schedule does not see (a late timer, writing
+// the response), the part a breakdown calls the rest.
+type criticalPath struct {
+	first []time.Duration // per stage: its part of the wait for the first audio chunk (or word)
+	later []time.Duration // per stage: its part after that (vocoding, the thinker's text tail)
+	ttft  time.Duration   // the thinker's first word
+	itl   []float64       // the thinker's word gaps, in seconds
+	hops  time.Duration   // every hop's sender, in-flight and receiver time
 }
 
 // newJob admits a request that arrived at arrival. The caller must call
@@ -99,6 +116,10 @@ func (s *Server) newJob(ctx context.Context, arrival time.Time, spec jobSpec) *j
 		voiceErr: voiceErr,
 	}
 	j.timer.Stop()
+	j.slow = s.cfg.Slow.factors(j.bound)
+	j.extras = s.cfg.Slow.edgeExtras(j.bound)
+	j.path.first = make([]time.Duration, len(j.bound))
+	j.path.later = make([]time.Duration, len(j.bound))
 	switch {
 	case voice != nil:
 		j.audio = voice
@@ -212,16 +233,15 @@ func (j *job) run(emit func(*event) error) error {
 
 	var nextText, nextAudio time.Duration
 	if nt > 0 {
-		nextText = p.firstText(t, j.s.currentSlowdown())
+		nextText = j.scale(0, p.firstText(t, j.s.currentSlowdown()))
+		j.path.ttft = nextText
 	}
 	if na > 0 {
-		g := p.chunkGen(t, sr, 0, j.s.currentSlowdown())
-		j.genTime += g
-		nextAudio = p.firstAudio(t, j.s.currentSlowdown())
-		if p.chunkStall[0] {
-			nextAudio += t.Stall
-		}
+		s := j.s.currentSlowdown()
+		j.genTime += p.chunkGen(t, sr, 0, s)
+		nextAudio = j.firstAudioDue(s)
 	}
+	defer func() { j.textTail(nt, na, nextText, nextAudio) }()
 	ti, ai := 0, 0
 	for ti < nt || ai < na {
 		isAudio := ai < na && (ti >= nt || nextAudio < nextText)
@@ -270,14 +290,14 @@ func (j *job) run(emit func(*event) error) error {
 		if isAudio {
 			ai++
 			if ai < na {
-				g := p.chunkGen(t, sr, ai, j.s.currentSlowdown())
-				j.genTime += g
-				nextAudio += g
+				nextAudio += j.chunkDue(ai, j.s.currentSlowdown())
 			}
 		} else {
 			ti++
 			if ti < nt {
-				nextText += p.wordGap(t, ti, j.s.currentSlowdown())
+				g := j.scale(0, p.wordGap(t, ti, j.s.currentSlowdown()))
+				j.path.itl = append(j.path.itl, g.Seconds())
+				nextText += g
 			}
 		}
 	}
@@ -287,30 +307,147 @@ func (j *job) run(emit func(*event) error) error {
 // sinceArrival is the server clock since arrival.
 func (j *job) sinceArrival() time.Duration { return time.Since(j.arrival) }
 
-// recordHops records the transfers that deliver audio chunk i to code2wav:
-// with the first chunk, one hop per earlier stage pair (thinker hidden
-// states to the talker, ...); with every chunk, the talker-to-code2wav hop
-// of its codec tokens.
-func (j *job) recordHops(i int) {
+// scale applies stage st's slowness factor to a duration of its work.
+func (j *job) scale(st int, d time.Duration) time.Duration {
+	if f := j.slow[st]; f != 1 {
+		return time.Duration(float64(d) * f)
+	}
+	return d
+}
+
+// firstAudioDue is when the first audio chunk is due after arrival at
+// slowdown s. The timing model's TTFA is split along the path the chunk
+// takes: the thinker until its first word, the talkers, the hops (at their
+// modelled times, carved out of the talkers' part), and code2wav vocoding
+// the chunk. Each stage's part is then scaled by its slowness and each hop
+// gets its edge's extra time, so without slowness the chunk is due at TTFA
+// as before. A single stage takes the whole wait; with two, the thinker
+// also talks.
+func (j *job) firstAudioDue(s float64) time.Duration {
+	t, p, sr := j.s.cfg.Timing, j.plan, j.s.cfg.SampleRate
+	last := len(j.bound) - 1
+	a0 := p.firstAudio(t, s)
+	if j.path.ttft == 0 {
+		// No text is streamed, but the thinker still reads the prompt
+		// before anything else happens.
+		j.path.ttft = j.scale(0, min(p.firstText(t, s), a0))
+	}
+	part := j.path.first
+	if last == 0 {
+		part[0] = j.scale(0, a0)
+	} else {
+		thinker := min(p.firstText(t, s), a0)
+		vocode := p.chunkGen(t, sr, 0, s)
+		if p.chunkStall[0] {
+			vocode -= t.Stall
+		}
+		vocode = min(vocode, a0-thinker)
+		base, _ := j.chunkHops(0)
+		talk := max(a0-thinker-vocode-base, 0)
+		part[0] = thinker
+		if last == 1 {
+			part[0] += talk
+		}
+		if talkers := time.Duration(last - 1); talkers > 0 {
+			for st := 1; st < last; st++ {
+				part[st] = talk / talkers
+			}
+			part[last-1] += talk % talkers // the rounding remainder
+		}
+		part[last] = vocode
+		for st := range part {
+			part[st] = j.scale(st, part[st])
+		}
+	}
+	var due time.Duration
+	for _, d := range part {
+		due += d
+	}
+	if p.chunkStall[0] {
+		part[last] += t.Stall
+		due += t.Stall
+	}
+	_, hops := j.chunkHops(0)
+	j.path.hops += hops
+	return due + hops
+}
+
+// chunkDue is the wait between audio chunk i-1 and chunk i (i >= 1) at
+// slowdown s: code2wav's generation time of the chunk, of which the hop
+// delivering its codec tokens takes its modelled share, scaled by
+// code2wav's slowness, plus the hop's extra time.
+func (j *job) chunkDue(i int, s float64) time.Duration {
+	last := len(j.bound) - 1
+	g := j.plan.chunkGen(j.s.cfg.Timing, j.s.cfg.SampleRate, i, s)
+	j.genTime += g
+	base, hops := j.chunkHops(i)
+	vocode := j.scale(last, max(g-base, 0))
+	j.path.later[last] += vocode
+	j.path.hops += hops
+	return vocode + hops
+}
+
+// textTail adds to the thinker's part the time its last word came after
+// the last audio chunk (all of a text-only response): the part of the
+// critical path no other stage covers.
+func (j *job) textTail(words, chunks int, lastWord, lastChunk time.Duration) {
+	switch {
+	case words == 0:
+	case chunks == 0:
+		j.path.first[0] = j.path.ttft
+		j.path.later[0] = lastWord - j.path.ttft
+	case lastWord > lastChunk:
+		j.path.later[0] += lastWord - lastChunk
+	}
+}
+
+// hopTimes is one hop of size bytes: the sender's (serialise and submit),
+// the receiver's and the in-flight time, the last with the edge's extra.
+func (j *job) hopTimes(from, size int) (tx, rx, inFlight time.Duration) {
+	copyS := float64(size) / hopCopyBytesPerS
+	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	return sec(hopTxBaseS + copyS), sec(hopRxBaseS + copyS),
+		sec(hopInFlightBaseS+float64(size)/hopWireBytesPerS) + j.extras[from]
+}
+
+// forChunkHops calls visit for each transfer that delivers audio chunk i to
+// code2wav: with the first chunk, one hop per earlier stage pair (thinker
+// hidden states to the talker, ...); with every chunk, the
+// talker-to-code2wav hop of its codec tokens.
+func (j *job) forChunkHops(i int, visit func(from, size int)) {
 	last := len(j.bound) - 1
 	if last < 1 {
 		return
 	}
-	m := j.s.metrics
 	if i == 0 {
 		size := (j.spec.promptTok + len(j.spec.words)) * hiddenStateBytesPerToken
 		for st := 0; st < last-1; st++ {
-			j.hop(m, st, size)
+			visit(st, size)
 		}
 	}
-	size := codecTokens(int64(j.plan.chunkFrames[i]), j.s.cfg.SampleRate) * codecBytesPerToken
-	j.hop(m, last-1, size)
+	visit(last-1, codecTokens(int64(j.plan.chunkFrames[i]), j.s.cfg.SampleRate)*codecBytesPerToken)
 }
 
-func (j *job) hop(m *omnimetrics.Metrics, from, size int) {
-	e := omnimetrics.Edge{FromStage: from, FromReplica: j.bound[from], ToStage: from + 1, ToReplica: j.bound[from+1]}
-	copyS := float64(size) / hopCopyBytesPerS
-	m.TransferHop(e, size, hopTxBaseS+copyS, hopRxBaseS+copyS, hopInFlightBaseS+float64(size)/hopWireBytesPerS)
+// chunkHops is the time the hops of audio chunk i take: base without the
+// edges' extra time, total with it.
+func (j *job) chunkHops(i int) (base, total time.Duration) {
+	j.forChunkHops(i, func(from, size int) {
+		tx, rx, inFlight := j.hopTimes(from, size)
+		total += tx + rx + inFlight
+		base += tx + rx + inFlight - j.extras[from]
+	})
+	return base, total
+}
+
+// recordHops records the transfers of audio chunk i with the times its
+// schedule gave them.
+func (j *job) recordHops(i int) {
+	m := j.s.metrics
+	j.forChunkHops(i, func(from, size int) {
+		e := omnimetrics.Edge{FromStage: from, FromReplica: j.bound[from], ToStage: from + 1, ToReplica: j.bound[from+1]}
+		tx, rx, inFlight := j.hopTimes(from, size)
+		m.TransferHop(e, size, tx.Seconds(), rx.Seconds(), inFlight.Seconds())
+	})
 }
 
 // succeed records a finished request where the real server finalizes it:
@@ -339,56 +476,49 @@ func (j *job) fail() {
 	j.s.metrics.RequestFailed()
 }
 
-// observeUpstream feeds the upstream vllm:* stage families with the plan's
-// stage times (nominal times scaled by the slowdown at admission): stage 0
-// is the thinker (text), the stages before the last are talkers (codec
-// tokens), the last stage is the vocoder, which has no LLM engine. A single
-// stage gets the whole request.
+// observeUpstream feeds the upstream vllm:* stage families with each
+// stage's part of the critical path (criticalPath): e2e is the part, prefill
+// its share of the wait for the first output, decode the rest, and the
+// queue time 0 (the simulator admits every request at once; its capacity
+// model slows generation instead). So the stages' e2e times, with the hops,
+// add up to the pipeline's e2e less the rest. A text-only response reaches
+// only the thinker. Stage 0 is the thinker (text), the stages before the
+// last are talkers (codec tokens), the last is code2wav.
 func (j *job) observeUpstream() {
 	up := j.s.metrics.Upstream()
 	if up == nil {
 		return
 	}
-	t := j.s.cfg.Timing
 	p := j.plan
-	s := j.admitS
 	last := len(j.bound) - 1
+	audio := j.spec.audioOn && len(p.chunkFrames) > 0
 	sr := func(st int) omnimetrics.StageReplica {
 		return omnimetrics.StageReplica{Stage: st, Replica: j.bound[st]}
 	}
-
-	// Thinker: prefill until the first word, then one word per gap.
-	ttft := p.firstText(t, s).Seconds()
-	var itl []float64
-	decode := 0.0
-	for k := 1; k < len(j.spec.words); k++ {
-		g := p.wordGap(t, k, s).Seconds()
-		itl = append(itl, g)
-		decode += g
+	part := func(st int) (prefill, decode float64) {
+		return j.path.first[st].Seconds(), j.path.later[st].Seconds()
 	}
 	genTok := len(j.spec.words)
 	if last == 0 {
 		genTok = j.generationTokens()
 	}
-	up.ObserveRequest(sr(0), ttft, ttft+decode, 0, ttft, decode, j.spec.promptTok, genTok, itl, "stop")
+	prefill, decode := part(0)
+	up.ObserveRequest(sr(0), j.path.ttft.Seconds(), prefill+decode, 0, prefill, decode,
+		j.spec.promptTok, genTok, j.path.itl, "stop")
 	up.PrefixCache(sr(0), j.spec.promptTok, 0)
-	if !j.spec.audioOn || len(p.chunkFrames) == 0 {
+	if !audio {
 		return
 	}
-	// Talkers: first codec tokens when the first chunk's vocoding starts,
-	// then at the vocoder's pace; one inter-token latency per chunk.
-	first := p.firstAudio(t, s) - p.chunkGen(t, j.s.cfg.SampleRate, 0, s)
-	ttftA := max(first.Seconds(), 0)
+	// Later stages: one inter-token latency per chunk, at code2wav's pace.
 	var itlA []float64
-	decodeA := 0.0
 	for i := 1; i < len(p.chunkFrames); i++ {
-		g := p.chunkGen(t, j.s.cfg.SampleRate, i, s).Seconds()
-		decodeA += g
+		g := p.chunkGen(j.s.cfg.Timing, j.s.cfg.SampleRate, i, j.admitS).Seconds()
 		if n := codecTokens(int64(p.chunkFrames[i]), j.s.cfg.SampleRate); n > 0 {
-			itlA = append(itlA, g/float64(n))
+			itlA = append(itlA, j.slow[last]*g/float64(n))
 		}
 	}
-	for st := 1; st < last; st++ {
-		up.ObserveRequest(sr(st), ttftA, ttftA+decodeA, 0, ttftA, decodeA, len(j.spec.words), j.codecTok, itlA, "stop")
+	for st := 1; st <= last; st++ {
+		prefill, decode := part(st)
+		up.ObserveRequest(sr(st), prefill, prefill+decode, 0, prefill, decode, len(j.spec.words), j.codecTok, itlA, "stop")
 	}
 }

@@ -101,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Config() Config {
 	c := s.cfg
 	c.Topology = append([]int(nil), c.Topology...)
+	c.Slow = c.Slow.clone()
 	return c
 }
 

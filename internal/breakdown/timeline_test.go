@@ -1,0 +1,93 @@
+package breakdown
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+// scrapeAt is a scrape with n finished pipeline requests and the given
+// KV-cache usage on stage 0 replica 0.
+func scrapeAt(t *testing.T, at time.Time, n int, kv float64) Series {
+	obs := make([]float64, n)
+	for i := range obs {
+		obs[i] = 0.4
+	}
+	e := newExpo().hist(famPipelineE2E, model, slowBounds, obs...)
+	e.gauge(famPipelineRunning, model, float64(n%3))
+	e.gauge(famStageRunning, sr(0, 0), 1).gauge(famStageWaiting, sr(0, 0), 0).gauge(famStageKVUsage, sr(0, 0), kv)
+	e.stage(0, 0, obs...)
+	return e.series(t, at)
+}
+
+func rateOf(p Point, name string) float64 {
+	for _, r := range p.Rates {
+		if r.Name == name && r.Stage == "" {
+			return r.PerSecond
+		}
+	}
+	return math.NaN()
+}
+
+func TestTimelineIntervalsAndGaps(t *testing.T) {
+	tl := NewTimeline(0)
+	tl.Add(scrapeAt(t, t0, 0, 0.1))
+	tl.Add(scrapeAt(t, t0.Add(5*time.Second), 10, 0.5))
+	tl.AddGap(t0.Add(10*time.Second), "scrape timed out after 2s")
+	tl.Add(scrapeAt(t, t0.Add(15*time.Second), 30, 0.2))
+	ps := tl.Points()
+	if len(ps) != 3 {
+		t.Fatalf("%d points, want 3: %+v", len(ps), ps)
+	}
+	if r := rateOf(ps[0], RatePipelineRequests); r != 2 {
+		t.Errorf("first interval: %v requests/s, want 2", r)
+	}
+	if ps[1].Gap != "scrape timed out after 2s" || ps[1].Gaps != 1 || ps[1].Gauges != nil {
+		t.Errorf("gap point %+v", ps[1])
+	}
+	// The interval after the gap runs from the last good scrape.
+	if !ps[2].Start.Equal(t0.Add(5*time.Second)) || rateOf(ps[2], RatePipelineRequests) != 2 {
+		t.Errorf("after the gap: %+v", ps[2])
+	}
+	if _, err := json.Marshal(ps); err != nil {
+		t.Errorf("JSON: %v", err)
+	}
+
+	// The breakdown over the whole run takes its KV-cache peak and mean from
+	// the points: 0.5 for 5 s, 0.2 for 10 s.
+	b := Compute(scrapeAt(t, t0, 0, 0.1), scrapeAt(t, t0.Add(15*time.Second), 30, 0.2), ClientFigures{})
+	b.AddTimeline(tl)
+	r := b.Stages[0]
+	if r.KVUsagePeak != 0.5 || !near(r.KVUsageMean, (0.5*5+0.2*10)/15) {
+		t.Errorf("KV usage peak %v mean %v", r.KVUsagePeak, r.KVUsageMean)
+	}
+}
+
+// A full timeline merges its points in pairs: the span is kept, the count
+// stays under the cap, and rates and means are time-weighted.
+func TestTimelineCapMergesPoints(t *testing.T) {
+	tl := NewTimeline(4)
+	for i := range 9 {
+		tl.Add(scrapeAt(t, t0.Add(time.Duration(i)*time.Second), i*i, float64(i)/10))
+	}
+	ps := tl.Points()
+	if len(ps) > 4 {
+		t.Fatalf("%d points over the cap of 4", len(ps))
+	}
+	if !ps[0].Start.Equal(t0) || !ps[len(ps)-1].End.Equal(t0.Add(8*time.Second)) {
+		t.Errorf("span %v .. %v, want the whole 8 s", ps[0].Start, ps[len(ps)-1].End)
+	}
+	var requests float64
+	for _, p := range ps {
+		requests += rateOf(p, RatePipelineRequests) * p.End.Sub(p.Start).Seconds()
+	}
+	if !near(requests, 64) {
+		t.Errorf("rates integrate to %v requests, want 64", requests)
+	}
+	for _, g := range ps[0].Gauges {
+		if g.Name == GaugeKVCacheUsage && (g.Peak != 0.4 || g.Last != 0.4 || !near(g.Mean, 0.25)) {
+			t.Errorf("merged KV gauge %+v, want peak 0.4, last 0.4, mean 0.25", g)
+		}
+	}
+}
