@@ -22,7 +22,6 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
@@ -126,7 +125,7 @@ type Outcome struct {
 	Set *summary.Set
 	// Worst picked the worst response's full record (for the HTML's
 	// timeline) as the requests finished.
-	Worst   *report.WorstPicker
+	Worst   *summary.WorstPicker
 	Load    load.Stats
 	Summary *summary.Summary
 
@@ -544,7 +543,7 @@ func clientRequest(s scenarios.RequestSpec) client.Request {
 type collector struct {
 	mu           sync.Mutex
 	set          *summary.Set
-	worst        report.WorstPicker
+	worst        summary.WorstPicker
 	refusedModel string // see modelRefused
 	inflight     int
 	failed       int
