@@ -200,11 +200,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	simulated := target == ""
 	if simulated {
-		// The simulator outlives an interrupt until the last record is
-		// written: it is closed explicitly below.
-		sim, err := simulator.Start(context.WithoutCancel(ctx), cfg.Simulator)
+		sim, err := simulator.StartEmbedded(ctx, cfg.Simulator)
 		if err != nil {
-			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
+			return nil, err
 		}
 		defer sim.Close()
 		target = sim.URL
