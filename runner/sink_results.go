@@ -1,0 +1,46 @@
+package runner
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/omnibench/omnibench/results"
+)
+
+// resultsSink streams the results JSONL: the header, every record as it
+// finishes (through headerGate, which holds them until an agreed start has
+// begun) and, last, the load generator's health, which compare reads.
+type resultsSink struct {
+	gate *headerGate
+}
+
+// newResultsSink writes (or, waiting for an agreed start, holds) header.
+func newResultsSink(out io.Writer, header results.Header, waitForStart bool) (*resultsSink, error) {
+	s := &resultsSink{gate: newHeaderGate(results.NewWriter(out), waitForStart)}
+	if err := s.gate.WriteHeader(header); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// begin writes the header as the measured phase began and the records
+// held until then.
+func (s *resultsSink) begin(h results.Header) error {
+	return s.gate.open(h)
+}
+
+func (s *resultsSink) add(rec *results.Record, _ *bytes.Buffer) error {
+	return s.gate.Write(rec)
+}
+
+// close writes the header now if the run was interrupted before the
+// measured phase began, then the client's health. The verdict is known
+// only now: it is the results file's last line (a run killed before here
+// leaves none).
+func (s *resultsSink) close(out *Outcome) error {
+	if err := s.gate.open(out.Header); err != nil {
+		return err
+	}
+	ch := results.ClientHealth{Saturated: out.Health.Saturated, ClientDelayMS: out.Health.ClientDelayMS, Reasons: out.Health.Reasons}
+	return s.gate.w.WriteClient(ch)
+}
