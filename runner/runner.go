@@ -414,6 +414,7 @@ func (r *run) drive(ctx context.Context) (load.Stats, error) {
 		stopProgress()
 	}
 	out.Load = lstats
+	r.begin() // interrupted before the measured phase began: they go ahead all the same
 	if lcfg.StoppedByCount(lstats) {
 		out.note(cfg.Log, fmt.Sprintf("the count bound (%d requests) stopped the run after %s, before the duration bound %s",
 			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))
@@ -435,13 +436,19 @@ func (r *run) loadConfig() load.Config {
 	}
 	lcfg.OnBegin = func(late time.Duration) {
 		r.out.Header.StartLateS = late.Seconds()
-		for _, s := range r.sinks {
-			if b, ok := s.(beginner); ok {
-				r.sinkErr.keep(b.begin(r.out.Header))
-			}
-		}
+		r.begin()
 	}
 	return lcfg
+}
+
+// begin tells the sinks that wait for it that the measured phase began,
+// with the header as it is now; a sink takes only the first call.
+func (r *run) begin() {
+	for _, s := range r.sinks {
+		if b, ok := s.(beginner); ok {
+			r.sinkErr.keep(b.begin(r.out.Header))
+		}
+	}
 }
 
 // consumer takes a finished record to every sink, on the record queue's

@@ -29,7 +29,8 @@ type sink interface {
 // A beginner is a sink that must know when the measured phase begins: the
 // header records how late this process was for an agreed start. begin is
 // called from the load generator's goroutine, possibly while records are
-// added.
+// added, and again after the load (for a run interrupted before the
+// measured phase began): only the first call counts.
 type beginner interface {
 	begin(h results.Header) error
 }

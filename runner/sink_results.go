@@ -24,7 +24,7 @@ func newResultsSink(out io.Writer, header results.Header, waitForStart bool) (*r
 }
 
 // begin writes the header as the measured phase began and the records
-// held until then.
+// held until then; later calls do nothing.
 func (s *resultsSink) begin(h results.Header) error {
 	return s.gate.open(h)
 }
@@ -33,14 +33,10 @@ func (s *resultsSink) add(rec *results.Record, _ *bytes.Buffer) error {
 	return s.gate.Write(rec)
 }
 
-// close writes the header now if the run was interrupted before the
-// measured phase began, then the client's health. The verdict is known
-// only now: it is the results file's last line (a run killed before here
-// leaves none).
+// close writes the client's health. The verdict is known only now: it is
+// the results file's last line, which compare reads (a run killed before
+// here leaves none).
 func (s *resultsSink) close(out *Outcome) error {
-	if err := s.gate.open(out.Header); err != nil {
-		return err
-	}
 	ch := results.ClientHealth{Saturated: out.Health.Saturated, ClientDelayMS: out.Health.ClientDelayMS, Reasons: out.Health.Reasons}
 	return s.gate.w.WriteClient(ch)
 }
