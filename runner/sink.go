@@ -16,9 +16,10 @@ import (
 // sink in its own file and a line in newSinks.
 type sink interface {
 	// add takes one finished record, redacted, with its decoded audio
-	// when --save-audio asked for it (nil otherwise). It must not keep
-	// rec or audio: both are dropped after the last sink. It runs once
-	// per request, so it should not allocate.
+	// when --save-audio asked for it (nil otherwise). add must not change
+	// rec (the next sinks read it); the run drops both after the last
+	// sink, so a sink keeps only what it copies. It runs once per
+	// request: it should not allocate beyond what it keeps.
 	add(rec *results.Record, audio *bytes.Buffer) error
 	// close is called once, after the last add, when the run's outcome and
 	// verdicts are known (out.Health is judged), also when it was
