@@ -503,11 +503,10 @@ func shareText(n int, d time.Duration, warmup int) string {
 func (st *armState) startSimulator(ctx context.Context) error {
 	sc := *st.spec.Simulator
 	sc.Addr = "127.0.0.1:0"
-	// The simulator outlives an interrupt until the last record is
-	// written: close stops it explicitly.
-	sim, err := simulator.Start(context.WithoutCancel(ctx), sc)
+	// close stops it once the arm's last record is written.
+	sim, err := simulator.StartEmbedded(ctx, sc)
 	if err != nil {
-		return fmt.Errorf("abtest: arm %s: starting the embedded simulator: %w", st.name, err)
+		return fmt.Errorf("abtest: arm %s: %w", st.name, err)
 	}
 	st.sim, st.url = sim, sim.URL
 	st.res.Target = sim.URL

@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/omnibench/omnibench/junit"
 	"github.com/omnibench/omnibench/report"
 )
 
@@ -187,51 +187,11 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(doc)
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the report as JUnit XML, one test case per result,
 // grouped in one suite per rule source (profile or rule file), the form CI
 // systems (GitLab, Jenkins, GitHub test reporters) display.
 func (r *Report) WriteJUnit(w io.Writer, at time.Time) error {
-	doc := junitSuites{Name: "omnibench check"}
+	doc := junit.Report{Name: "omnibench check"}
 	index := map[string]int{}
 	for _, res := range r.Results {
 		src := res.Source
@@ -247,42 +207,39 @@ func (r *Report) WriteJUnit(w io.Writer, at time.Time) error {
 		if !ok {
 			i = len(doc.Suites)
 			index[suite] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: "omnibench check: " + suite, Timestamp: at.UTC().Format(time.RFC3339),
-				Properties: []junitProperty{{Name: "stats", Value: r.Stats}}})
+			doc.Suites = append(doc.Suites, junit.Suite{Name: "omnibench check: " + suite, Timestamp: at,
+				Properties: []junit.Property{{Name: "stats", Value: r.Stats}}})
 		}
 		s := &doc.Suites[i]
-		c := junitCase{Name: res.Rule, Classname: "omnibench.check." + strings.ReplaceAll(suite, " ", ".")}
-		text := caseText(res)
-		switch res.Status {
-		case Fail:
-			msg := fullDetail(res)
-			if msg == "" {
-				msg = fmt.Sprintf("expected %s, observed %s", res.Expected, res.Observed)
-			}
-			c.Failure = &junitMessage{Message: msg, Type: "fail", Text: text}
-			s.Failures++
-			doc.Failures++
-		case Skip:
-			c.Skipped = &junitMessage{Message: res.Detail}
-			s.Skipped++
-			doc.Skipped++
-		default:
-			c.SystemOut = text
+		s.Cases = append(s.Cases, resultCase(res, "omnibench.check."+strings.ReplaceAll(suite, " ", ".")))
+	}
+	return junit.WriteReport(w, doc)
+}
+
+// resultCase is one result as a test case: a failure with the result's
+// detail, a skip with its reason, or a pass with its figures.
+func resultCase(res Result, classname string) junit.Case {
+	c := junit.Case{Name: res.Rule, Classname: classname}
+	text := caseText(res)
+	switch res.Status {
+	case Fail:
+		msg := fullDetail(res)
+		if msg == "" {
+			msg = fmt.Sprintf("expected %s, observed %s", res.Expected, res.Observed)
 		}
-		s.Tests++
-		doc.Tests++
-		s.Cases = append(s.Cases, c)
+		if text == "" { // junit tells a failing case by its text
+			text = msg
+		}
+		c.Failure, c.Message, c.FailureType = text, msg, "fail"
+	case Skip:
+		c.Skipped = res.Detail
+		if c.Skipped == "" { // junit tells a skipped case by its reason
+			c.Skipped = "skipped"
+		}
+	default:
+		c.Message = text
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return c
 }
 
 func caseText(res Result) string {

@@ -144,3 +144,25 @@ func TestReportJUnit(t *testing.T) {
 		t.Error("no XML header")
 	}
 }
+
+// The reader's view of check's JUnit document.
+type junitSuites struct {
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name    string `xml:"name,attr"`
+	Failure *struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	} `xml:"failure"`
+}

@@ -538,31 +538,9 @@ func excludedHeader(name string) bool {
 // what it writes: a header field name that is not a token or a value with a
 // line break would let a header value inject fields.
 func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([]byte, io.Reader, error) {
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	if !httpguts.ValidHeaderFieldName(method) {
-		return buf, nil, fmt.Errorf("http1: invalid method %q", method)
-	}
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	host = withoutZone(host)
-	if !httpguts.ValidHostHeader(host) {
-		return buf, nil, fmt.Errorf("http1: invalid Host %q", host)
-	}
-	target := req.URL.RequestURI()
-	if key.proxy != "" && key.scheme == "http" {
-		// Through a proxy, an http request names the whole URL.
-		target = key.scheme + "://" + req.URL.Host + target
-	}
-	// url.Parse refuses control characters, but a URL built field by field
-	// may carry a line break into the request line. The target is not
-	// quoted: a query may hold a key.
-	if strings.ContainsFunc(target, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return buf, nil, errors.New("http1: control character in the request URL")
+	method, host, target, err := requestLine(req, key)
+	if err != nil {
+		return buf, nil, err
 	}
 	buf = append(buf, method...)
 	buf = append(buf, ' ')
@@ -584,54 +562,17 @@ func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([
 		buf = append(buf, key.auth...)
 		buf = append(buf, "\r\n"...)
 	}
-	n := req.ContentLength
-	hasBody := req.Body != nil && req.Body != http.NoBody
-	if !hasBody {
-		// A length without a body would have the server wait for bytes
-		// that never come.
-		if n > 0 {
-			return buf, nil, fmt.Errorf("http1: request ContentLength %d with no body", n)
-		}
-		n = 0
-	}
-	if hasBody && n <= 0 {
-		if n < 0 {
-			return buf, nil, errors.New("http1: request body of unknown length (ContentLength -1) is not supported")
-		}
-		// NewRequest leaves ContentLength 0 for a reader it does not know;
-		// a body that is really empty is fine.
-		var probe [1]byte
-		if k, _ := io.ReadFull(req.Body, probe[:]); k > 0 {
-			return buf, nil, errors.New("http1: request body of unknown length (ContentLength 0 with a body) is not supported")
-		}
-		hasBody = false
+	n, hasBody, err := bodyLength(req)
+	if err != nil {
+		return buf, nil, err
 	}
 	if hasBody || (method != http.MethodGet && method != http.MethodHead) {
 		buf = append(buf, "Content-Length: "...)
 		buf = strconv.AppendInt(buf, n, 10)
 		buf = append(buf, "\r\n"...)
 	}
-	keys := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		if !excludedHeader(k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !httpguts.ValidHeaderFieldName(k) {
-			return buf, nil, fmt.Errorf("http1: invalid request header field name %q", k)
-		}
-		for _, v := range req.Header[k] {
-			if !httpguts.ValidHeaderFieldValue(v) {
-				// The value is not quoted: header values may be credentials.
-				return buf, nil, fmt.Errorf("http1: invalid value of request header field %s", k)
-			}
-			buf = append(buf, k...)
-			buf = append(buf, ": "...)
-			buf = append(buf, strings.TrimSpace(v)...)
-			buf = append(buf, "\r\n"...)
-		}
+	if buf, err = appendHeaderFields(buf, req.Header); err != nil {
+		return buf, nil, err
 	}
 	if req.Close {
 		buf = append(buf, "Connection: close\r\n"...)
@@ -643,9 +584,103 @@ func (t *Transport) appendRequest(buf []byte, req *http.Request, key connKey) ([
 	if n > inlineBody {
 		return buf, req.Body, nil
 	}
+	return appendBody(buf, req.Body, n)
+}
+
+// requestLine is the method, Host and request target req is sent with,
+// checked to be safe to write.
+func requestLine(req *http.Request, key connKey) (method, host, target string, err error) {
+	method = req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !httpguts.ValidHeaderFieldName(method) {
+		return "", "", "", fmt.Errorf("http1: invalid method %q", method)
+	}
+	host = req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	host = withoutZone(host)
+	if !httpguts.ValidHostHeader(host) {
+		return "", "", "", fmt.Errorf("http1: invalid Host %q", host)
+	}
+	target = req.URL.RequestURI()
+	if key.proxy != "" && key.scheme == "http" {
+		// Through a proxy, an http request names the whole URL.
+		target = key.scheme + "://" + req.URL.Host + target
+	}
+	// url.Parse refuses control characters, but a URL built field by field
+	// may carry a line break into the request line. The target is not
+	// quoted: a query may hold a key.
+	if strings.ContainsFunc(target, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "", "", "", errors.New("http1: control character in the request URL")
+	}
+	return method, host, target, nil
+}
+
+// bodyLength is the length of req's body and whether it has one; a body
+// of unknown length is refused.
+func bodyLength(req *http.Request) (n int64, hasBody bool, err error) {
+	n = req.ContentLength
+	hasBody = req.Body != nil && req.Body != http.NoBody
+	if !hasBody {
+		// A length without a body would have the server wait for bytes
+		// that never come.
+		if n > 0 {
+			return 0, false, fmt.Errorf("http1: request ContentLength %d with no body", n)
+		}
+		n = 0
+	}
+	if hasBody && n <= 0 {
+		if n < 0 {
+			return 0, false, errors.New("http1: request body of unknown length (ContentLength -1) is not supported")
+		}
+		// NewRequest leaves ContentLength 0 for a reader it does not know;
+		// a body that is really empty is fine.
+		var probe [1]byte
+		if k, _ := io.ReadFull(req.Body, probe[:]); k > 0 {
+			return 0, false, errors.New("http1: request body of unknown length (ContentLength 0 with a body) is not supported")
+		}
+		hasBody = false
+	}
+	return n, hasBody, nil
+}
+
+// appendHeaderFields appends the caller's header fields, sorted by name,
+// but those the transport writes itself.
+func appendHeaderFields(buf []byte, h http.Header) ([]byte, error) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if !excludedHeader(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return buf, fmt.Errorf("http1: invalid request header field name %q", k)
+		}
+		for _, v := range h[k] {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				// The value is not quoted: header values may be credentials.
+				return buf, fmt.Errorf("http1: invalid value of request header field %s", k)
+			}
+			buf = append(buf, k...)
+			buf = append(buf, ": "...)
+			buf = append(buf, strings.TrimSpace(v)...)
+			buf = append(buf, "\r\n"...)
+		}
+	}
+	return buf, nil
+}
+
+// appendBody appends the n bytes of a small body after the head, checking
+// that the body has exactly n.
+func appendBody(buf []byte, body io.Reader, n int64) ([]byte, io.Reader, error) {
 	start := len(buf)
 	buf = slices.Grow(buf, int(n)+1)[:start+int(n)+1]
-	k, err := io.ReadFull(req.Body, buf[start:])
+	k, err := io.ReadFull(body, buf[start:])
 	switch {
 	case k < int(n):
 		return buf, nil, fmt.Errorf("http1: the request body has %d bytes, its ContentLength says %d: %w", k, n, err)

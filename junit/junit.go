@@ -27,8 +27,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
+
+// Report is a whole document: the suites and, optionally, a name for the
+// <testsuites> element.
+type Report struct {
+	Name   string
+	Suites []Suite
+}
 
 // Suite is one <testsuite>.
 type Suite struct {
@@ -36,6 +44,16 @@ type Suite struct {
 	Cases []Case
 	// Time is the suite's duration in seconds; 0 means the sum of its cases.
 	Time float64
+	// Timestamp, when set, is when the suite ran (the timestamp attribute,
+	// RFC 3339 in UTC).
+	Timestamp time.Time
+	// Properties describe the conditions the suite ran under (<properties>).
+	Properties []Property
+}
+
+// Property is one <property> of a suite.
+type Property struct {
+	Name, Value string
 }
 
 // Case is one <testcase>. It fails when Failure is non-empty, else it is
@@ -51,7 +69,9 @@ type Case struct {
 	// message attribute (default: the first line of Failure); for a passing
 	// case it goes to <system-out>, so CI shows why it passed too.
 	Message string
-	Time    float64 // seconds
+	// FailureType is the failing case's type attribute (empty: none).
+	FailureType string
+	Time        float64 // seconds
 	// Skipped is the reason the case was skipped; empty means not skipped.
 	Skipped string
 }
@@ -67,6 +87,7 @@ func (c Case) skipped() bool { return !c.failed() && c.Skipped != "" }
 // problems that stop a check as failures.
 type xmlSuites struct {
 	XMLName  xml.Name   `xml:"testsuites"`
+	Name     string     `xml:"name,attr,omitempty"`
 	Tests    int        `xml:"tests,attr"`
 	Failures int        `xml:"failures,attr"`
 	Errors   int        `xml:"errors,attr"`
@@ -76,13 +97,24 @@ type xmlSuites struct {
 }
 
 type xmlSuite struct {
-	Name     string    `xml:"name,attr"`
-	Tests    int       `xml:"tests,attr"`
-	Failures int       `xml:"failures,attr"`
-	Errors   int       `xml:"errors,attr"`
-	Skipped  int       `xml:"skipped,attr"`
-	Time     string    `xml:"time,attr"`
-	Cases    []xmlCase `xml:"testcase"`
+	Name       string         `xml:"name,attr"`
+	Tests      int            `xml:"tests,attr"`
+	Failures   int            `xml:"failures,attr"`
+	Errors     int            `xml:"errors,attr"`
+	Skipped    int            `xml:"skipped,attr"`
+	Time       string         `xml:"time,attr"`
+	Timestamp  string         `xml:"timestamp,attr,omitempty"`
+	Properties *xmlProperties `xml:"properties,omitempty"` // a pointer: no element at all without properties
+	Cases      []xmlCase      `xml:"testcase"`
+}
+
+type xmlProperties struct {
+	List []xmlProperty `xml:"property"`
+}
+
+type xmlProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type xmlCase struct {
@@ -96,6 +128,7 @@ type xmlCase struct {
 
 type xmlFailure struct {
 	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
 	Text    string `xml:",chardata"`
 }
 
@@ -105,7 +138,13 @@ type xmlSkipped struct {
 
 // Write writes suites as one <testsuites> document with an XML declaration.
 func Write(w io.Writer, suites ...Suite) error {
-	doc := build(suites)
+	return WriteReport(w, Report{Suites: suites})
+}
+
+// WriteReport writes r as one <testsuites> document with an XML declaration.
+func WriteReport(w io.Writer, r Report) error {
+	doc := build(r.Suites)
+	doc.Name = clean(r.Name)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("junit: writing XML: %w", err)
 	}
@@ -161,6 +200,15 @@ func build(suites []Suite) xmlSuites {
 	var total float64
 	for _, s := range suites {
 		xs := xmlSuite{Name: clean(s.Name), Cases: make([]xmlCase, 0, len(s.Cases))}
+		if !s.Timestamp.IsZero() {
+			xs.Timestamp = s.Timestamp.UTC().Format(time.RFC3339)
+		}
+		if len(s.Properties) > 0 {
+			xs.Properties = &xmlProperties{}
+			for _, p := range s.Properties {
+				xs.Properties.List = append(xs.Properties.List, xmlProperty{Name: clean(p.Name), Value: clean(p.Value)})
+			}
+		}
 		var c counts
 		var sum float64
 		for _, tc := range s.Cases {
@@ -174,7 +222,7 @@ func build(suites []Suite) xmlSuites {
 				if msg == "" {
 					msg, _, _ = strings.Cut(tc.Failure, "\n")
 				}
-				xc.Failure = &xmlFailure{Message: clean(msg), Text: clean(tc.Failure)}
+				xc.Failure = &xmlFailure{Message: clean(msg), Type: clean(tc.FailureType), Text: clean(tc.Failure)}
 			case tc.skipped():
 				c.skipped++
 				xc.Skipped = &xmlSkipped{Message: clean(tc.Skipped)}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The reader's view of the document, declared apart from the writer's types
@@ -251,5 +252,39 @@ func TestWriteFileMissingDir(t *testing.T) {
 	err := WriteFile(path, Suite{Name: "s"})
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("WriteFile into a missing directory: error %v, want one naming %s", err, path)
+	}
+}
+
+// TestWriteReportAttributes checks the optional parts of the dialect that
+// `omnibench check` writes: the document's name, a suite's timestamp and
+// properties, and a failure's type; a suite without them has none.
+func TestWriteReportAttributes(t *testing.T) {
+	var buf bytes.Buffer
+	err := WriteReport(&buf, Report{Name: "omnibench check", Suites: []Suite{
+		{Name: "rules", Timestamp: time.Date(2026, 7, 1, 14, 0, 0, 0, time.FixedZone("CEST", 2*3600)),
+			Properties: []Property{{Name: "stats", Value: "on"}},
+			Cases:      []Case{{Name: "r", Classname: "c", Failure: "detail", Message: "why", FailureType: "fail"}}},
+		{Name: "plain", Cases: []Case{{Name: "p", Classname: "c"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="omnibench check" tests="2" failures="1" errors="0" skipped="0" time="0.000">
+  <testsuite name="rules" tests="1" failures="1" errors="0" skipped="0" time="0.000" timestamp="2026-07-01T12:00:00Z">
+    <properties>
+      <property name="stats" value="on"></property>
+    </properties>
+    <testcase name="r" classname="c" time="0.000">
+      <failure message="why" type="fail">detail</failure>
+    </testcase>
+  </testsuite>
+  <testsuite name="plain" tests="1" failures="0" errors="0" skipped="0" time="0.000">
+    <testcase name="p" classname="c" time="0.000"></testcase>
+  </testsuite>
+</testsuites>
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/slo"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // attrFloat reads a numeric attribute of n (0 when absent).
@@ -163,7 +164,7 @@ func TestHTMLWorstTimelineDrawsEveryPlayer(t *testing.T) {
 				}
 			}
 		}
-		c := worstTimelineChart(WorstOf(rs))
+		c := worstTimelineChart(summary.WorstOf(rs))
 		root := parsePage(t, render(t, HTMLReport{Title: "t", Sections: []HTMLSection{{Title: "s", charts: []chart{c}}}}))
 		svg := charts(t, root)["worst-timeline"]
 		var names []string

@@ -23,12 +23,12 @@ const maxTimeBins = 600
 // and server-vs-client when the report has server figures. A nil Summary is
 // computed from recs with default options.
 func RunSections(r RunReport, recs []results.Record) []HTMLSection {
-	return RunSectionsSet(r, summary.SetOf(recs), WorstOf(recs))
+	return RunSectionsSet(r, summary.SetOf(recs), summary.WorstOf(recs))
 }
 
 // RunSectionsSet is RunSections from a run's requests in compact form (what
 // the runner keeps) and the worst response picked as they went by.
-func RunSectionsSet(r RunReport, set *summary.Set, worst *WorstPicker) []HTMLSection {
+func RunSectionsSet(r RunReport, set *summary.Set, worst *summary.WorstPicker) []HTMLSection {
 	if r.Summary == nil {
 		r.Summary = summary.ComputeSet(set, summary.Options{})
 	}
@@ -164,7 +164,7 @@ func histogram(values []float64, target int) (edges, counts []float64) {
 
 // worstTimelineChart draws the chunk arrivals of the worst response against
 // the playback position of the three player models.
-func worstTimelineChart(p *WorstPicker) chart {
+func worstTimelineChart(p *summary.WorstPicker) chart {
 	c := chart{id: "worst-timeline", title: "Worst response: audio received vs playback position",
 		xLabel: "time since the request was sent (s)", yLabel: "audio (s)"}
 	r, underrun, ok := p.Worst()

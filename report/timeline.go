@@ -3,6 +3,7 @@ package report
 import (
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/summary"
 )
 
 // The curves in this file are drawn for the worst response's timeline
@@ -115,58 +116,8 @@ func inputOf(r *results.Record) continuity.Input {
 }
 
 // worstResponse picks the measured response with the largest maximum
-// underrun (the record's own continuity result, or the default simulation
-// when it has none); ties go to the longer end-to-end time, then to the
-// earlier record. ok is false when no record has a usable chunk timeline.
+// underrun (see summary.WorstPicker); ok is false when no record has a
+// usable chunk timeline.
 func worstResponse(recs []results.Record) (worst *results.Record, underrunS float64, ok bool) {
-	return WorstOf(recs).Worst()
-}
-
-// WorstPicker picks the worst response (see worstResponse) from records
-// offered one at a time, in order, keeping only that one: the runner offers
-// every finished request and keeps no other chunk timeline.
-type WorstPicker struct {
-	worst     *results.Record
-	underrunS float64
-	ok        bool
-}
-
-// WorstOf offers every record of recs to a new picker.
-func WorstOf(recs []results.Record) *WorstPicker {
-	p := &WorstPicker{}
-	for i := range recs {
-		p.Offer(&recs[i])
-	}
-	return p
-}
-
-// Offer considers r; the picker keeps a copy of it when it is the worst so
-// far.
-func (p *WorstPicker) Offer(r *results.Record) {
-	in := inputOf(r)
-	if r.Warmup || firstAudio(in) < 0 {
-		return
-	}
-	if _, usable := pcmRates(in); !usable {
-		return
-	}
-	u := 0.0
-	if r.Continuity != nil {
-		u = r.Continuity.MaxUnderrunS
-	} else {
-		u = continuity.Simulate(in, continuity.Default).MaxUnderrunS
-	}
-	if !p.ok || u > p.underrunS || (u == p.underrunS && r.E2ES > p.worst.E2ES) {
-		cp := *r
-		p.worst, p.underrunS, p.ok = &cp, u, true
-	}
-}
-
-// Worst is the worst response so far and its maximum underrun; ok is false
-// when no record offered had a usable chunk timeline.
-func (p *WorstPicker) Worst() (worst *results.Record, underrunS float64, ok bool) {
-	if p == nil {
-		return nil, 0, false
-	}
-	return p.worst, p.underrunS, p.ok
+	return summary.WorstOf(recs).Worst()
 }

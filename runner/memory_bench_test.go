@@ -11,8 +11,8 @@ import (
 
 // The resident memory of the records a run holds after they finished
 // (issue 11, "Bounded memory"): synthetic records shaped like short chat
-// voice responses go through the collector's path (collector.add: the
-// summary.Set, the worst-response picker), and the live heap after a GC is
+// voice responses go through the sinks that keep figures (setSink,
+// worstSink: the summary.Set, the worst-response picker), and the live heap after a GC is
 // compared before and after. Every slice is a fresh allocation, as the
 // client makes them, and the records are dropped after add, as the runner
 // drops them once written.
@@ -60,7 +60,7 @@ func liveHeap() uint64 {
 }
 
 // BenchmarkFinishedRequestBytes reports bytes/request: the live heap the
-// collector holds per finished request, for records of a few shapes.
+// figure sinks hold per finished request, for records of a few shapes.
 func BenchmarkFinishedRequestBytes(b *testing.B) {
 	for _, shape := range []struct {
 		name                 string
@@ -73,14 +73,16 @@ func BenchmarkFinishedRequestBytes(b *testing.B) {
 			var perRequest float64
 			for b.Loop() {
 				before := liveHeap()
-				c := &collector{set: summary.NewSet()}
+				set, worst := summary.NewSet(), new(summary.WorstPicker)
+				sinks := []sink{(*setSink)(set), (*worstSink)(worst)}
 				for seq := range benchRecordsPerOp {
 					r := syntheticRecord(seq, shape.chunks, shape.gaps, shape.stamps)
-					c.started()
-					c.add(&r)
+					for _, s := range sinks {
+						_ = s.add(&r, nil)
+					}
 				}
 				after := liveHeap()
-				runtime.KeepAlive(c)
+				runtime.KeepAlive(sinks)
 				perRequest = float64(int64(after)-int64(before)) / benchRecordsPerOp
 			}
 			b.ReportMetric(perRequest, "bytes/request")

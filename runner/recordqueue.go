@@ -14,8 +14,8 @@ import (
 const recordQueueCap = 4096
 
 // recordQueue hands finished records from the jobs to one goroutine that
-// does the run's bookkeeping: the summary, the JSONL writer, saved audio
-// and Config.OnRecord. A stream's goroutine is then free as soon as its
+// does the run's bookkeeping: it takes each record to every sink (see
+// sink). A stream's goroutine is then free as soon as its
 // record is complete. When many streams end at once (every closed-loop
 // worker started together on a fixed schedule), their bookkeeping would
 // otherwise run ahead of the events the other streams are still

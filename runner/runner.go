@@ -15,14 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
@@ -32,7 +29,6 @@ import (
 	"github.com/omnibench/omnibench/stats"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/tlsconf"
-	"github.com/omnibench/omnibench/wav"
 	"github.com/omnibench/omnibench/wsclient"
 )
 
@@ -130,7 +126,7 @@ type Outcome struct {
 	Set *summary.Set
 	// Worst picked the worst response's full record (for the HTML's
 	// timeline) as the requests finished.
-	Worst   *report.WorstPicker
+	Worst   *summary.WorstPicker
 	Load    load.Stats
 	Summary *summary.Summary
 
@@ -175,8 +171,97 @@ const (
 // attempted, also together with an error (for example when interrupted), so
 // that callers can always write what was gathered.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	r, err := prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release()
+	lstats, runErr := r.drive(ctx)
+	return r.finish(ctx, lstats, runErr)
+}
+
+// run is one Run under way: what prepare set up for drive and finish.
+type run struct {
+	cfg        Config
+	out        *Outcome
+	target     string
+	simulated  bool
+	metricsURL string
+
+	sim     *simulator.Running // the embedded simulator, when there is no target
+	cl      *client.Client
+	ws      *wsclient.Client // for the WebSocket kinds
+	col     *collector
+	sinks   []sink
+	refused *refusedModelSink
+	records *recordQueue // started with the load
+	// sinkErr is the first error a sink returned (the results file, saved
+	// audio).
+	sinkErr firstError
+}
+
+// prepare checks cfg, finds or starts the target, takes the first scrape,
+// makes the client and writes the results header.
+func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
+	cfg, err = cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	target, targetNote, err := ParseTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, out: &Outcome{}, target: target, col: &collector{}}
+	defer func() {
+		if err != nil {
+			r.release()
+		}
+	}()
+	for _, n := range append(slices.Clone(cfg.Notes), targetNote) {
+		r.out.note(cfg.Log, n)
+	}
+	r.simulated = target == ""
+	if r.simulated {
+		// The simulator outlives an interrupt until the last record is
+		// written: release closes it.
+		if r.sim, err = simulator.StartEmbedded(ctx, cfg.Simulator); err != nil {
+			return nil, err
+		}
+		r.target = r.sim.URL
+		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", r.sim.URL)
+	}
+	if err := r.firstScrape(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.SaveAudioDir != "" {
+		if err := os.MkdirAll(cfg.SaveAudioDir, 0o755); err != nil {
+			return nil, fmt.Errorf("--save-audio: %w", err)
+		}
+	}
+	copts, err := r.newClient()
+	if err != nil {
+		return nil, err
+	}
+	r.out.Header = r.header()
+	if r.sinks, err = r.newSinks(); err != nil {
+		return nil, err
+	}
+	if isWSKind(cfg.Workload.Scenario().Kind) {
+		if r.ws, err = wsclient.New(wsclient.Options{
+			BaseURL: r.target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
+			MaxMessageBytes: cfg.WS.MaxMessageBytes, TLSConfig: copts.TLSConfig,
+		}, r.cl); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// normalized is cfg with its defaults filled in and every output wrapped
+// in the redactor of the credentials it holds.
+func (cfg Config) normalized() (Config, error) {
 	if cfg.Workload == nil {
-		return nil, errors.New("runner: no workload")
+		return cfg, errors.New("runner: no workload")
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -192,61 +277,59 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	switch cfg.Scrape {
 	case ScrapeAuto, ScrapeOn, ScrapeOff:
 	default:
-		return nil, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
+		return cfg, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
 	}
+	return cfg, nil
+}
 
-	target, targetNote, err := ParseTarget(cfg.Target)
-	if err != nil {
-		return nil, err
+// release closes the client's connections and the embedded simulator.
+// Every request has returned by then: closing the keep-alive connections
+// rather than leaving them to the transport's idle timeout matters to sweep
+// and ab, which call Run many times in one process.
+func (r *run) release() {
+	if r.cl != nil {
+		r.cl.Close()
 	}
-	out := &Outcome{}
-	for _, n := range append(slices.Clone(cfg.Notes), targetNote) {
-		out.note(cfg.Log, n)
+	if r.sim != nil {
+		_ = r.sim.Close() // a serving error after the run changes nothing measured
 	}
-	simulated := target == ""
-	if simulated {
-		// The simulator outlives an interrupt until the last record is
-		// written: it is closed explicitly below.
-		sim, err := simulator.Start(context.WithoutCancel(ctx), cfg.Simulator)
-		if err != nil {
-			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
-		}
-		defer sim.Close()
-		target = sim.URL
-		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
-	}
+}
 
-	metricsURL := cfg.MetricsURL
-	if metricsURL == "" {
-		metricsURL = target + "/metrics"
+// firstScrape snapshots /metrics before the load (Outcome.Before), or says
+// why there is none.
+func (r *run) firstScrape(ctx context.Context) error {
+	cfg, out := &r.cfg, r.out
+	r.metricsURL = cfg.MetricsURL
+	if r.metricsURL == "" {
+		r.metricsURL = r.target + "/metrics"
 	}
-	out.MetricsURL = secret.URL(metricsURL)
-	if note := shardScrapeNote(cfg); note != "" {
+	out.MetricsURL = secret.URL(r.metricsURL)
+	if note := shardScrapeNote(*cfg); note != "" {
 		out.ScrapeNote = note
 		cfg.Scrape = ScrapeOff
 	}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := cfg.ScrapeOptions().Fetch(ctx, metricsURL)
+		snap, err := cfg.ScrapeOptions().Fetch(ctx, r.metricsURL)
 		switch {
 		case err == nil:
 			out.Before = snap
 		case cfg.Scrape == ScrapeOn:
 			// Printed through the command's redacting stderr.
-			return nil, fmt.Errorf("scraping before the run: %w%s", err, scrapeHint(err))
+			return fmt.Errorf("scraping before the run: %w%s", err, scrapeHint(err))
 		default:
 			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("not comparing with server metrics: %v%s", err, scrapeHint(err)))
 			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
 		}
 	}
+	return nil
+}
 
-	if cfg.SaveAudioDir != "" {
-		if err := os.MkdirAll(cfg.SaveAudioDir, 0o755); err != nil {
-			return nil, fmt.Errorf("--save-audio: %w", err)
-		}
-	}
-
+// newClient makes the HTTP client with connections for the load's peak
+// (r.cl) and returns its options.
+func (r *run) newClient() (client.Options, error) {
+	cfg := &r.cfg
 	copts := cfg.Client
-	copts.BaseURL = target
+	copts.BaseURL = r.target
 	copts.Redact = cfg.Redact
 	// Connections follow the load: as many as it can have in flight (0,
 	// unbounded, for an open loop without --max-inflight). A smaller bound
@@ -261,34 +344,36 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			peakText = fmt.Sprintf("the load's peak of %d in flight", peak)
 		}
 		note := fmt.Sprintf("--max-conns %d < %s: requests wait for a connection (client_queue_ms)", copts.MaxConns, peakText)
-		out.ClientNotes = append(out.ClientNotes, note)
+		r.out.ClientNotes = append(r.out.ClientNotes, note)
 		fmt.Fprintf(cfg.Log, "omnibench: %s\n", note)
 	}
 	files := 0
 	if conns := copts.MaxConns; conns > 0 {
 		files = conns + 64 // connections, plus the process's own files and listeners
-		if simulated {
+		if r.simulated {
 			files += conns // the embedded simulator holds the server end of each
 		}
 	}
 	if _, err := client.EnsureFiles(files); err != nil {
-		return nil, err
+		return copts, err
 	}
 	cl, err := client.New(copts)
 	if err != nil {
-		return nil, err
+		return copts, err
 	}
-	// Every request has returned when Run does: close the keep-alive
-	// connections rather than leave them to the transport's idle timeout
-	// (sweep and ab call Run many times in one process).
-	defer cl.Close()
+	r.cl = cl
+	return copts, nil
+}
 
-	out.Header = results.Header{
+// header is the results file's first line as known before the load.
+func (r *run) header() results.Header {
+	cfg := &r.cfg
+	h := results.Header{
 		SchemaVersion: results.SchemaVersion,
 		Version:       cfg.Version,
 		StartedAt:     time.Now().UTC().Format(time.RFC3339Nano),
-		Target:        secret.URL(target),
-		Simulator:     simulated,
+		Target:        secret.URL(r.target),
+		Simulator:     r.simulated,
 		Scenario:      cfg.Scenario,
 		Seed:          cfg.Seed,
 		Mode:          cfg.Load.Mode(),
@@ -297,111 +382,16 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Arrival:       cfg.Load.Arrival,
 		Flags:         redactFlags(cfg.Redact, cfg.Flags),
 	}
-	shardHeader(&out.Header, cfg)
-	var w *headerGate
-	if cfg.Out != nil {
-		w = newHeaderGate(results.NewWriter(cfg.Out), !cfg.Load.StartAt.IsZero())
-		if err := w.WriteHeader(out.Header); err != nil {
-			return nil, err
-		}
-	}
+	shardHeader(&h, *cfg)
+	return h
+}
 
-	col := &collector{set: summary.NewSet()}
-	var writeErr error
-	var writeOnce sync.Once
-	// consume takes a finished record to every consumer, on the record
-	// queue's goroutine (see recordQueue).
-	var undecodedOnce sync.Once
-	// Taken now: the load's start writes the header while records flow.
-	origin := out.Header.LatencyOrigin()
-	consume := func(rec *results.Record, audio *bytes.Buffer) {
-		// Every kind's record (HTTP and WebSocket) says its latency origin.
-		rec.LatencyOrigin = origin
-		redactRecord(cfg.Redact, rec)
-		col.add(rec)
-		if audio != nil && rec.HasAudio() && audio.Len() == 0 {
-			// Measured from file headers, never decoded (Ogg Opus, MPEG 2.5
-			// MP3, FLAC the decoder refuses): a WAV would be empty.
-			undecodedOnce.Do(func() {
-				fmt.Fprintf(cfg.Log, "omnibench: --save-audio: response %s (and any other whose audio was measured from its file headers without being decoded: Ogg Opus, MPEG 2.5 MP3) has no decoded PCM; no WAV written for it\n", rec.ID)
-			})
-		} else if audio != nil && rec.HasAudio() {
-			if err := saveAudio(cfg.SaveAudioDir, rec, audio.Bytes()); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if w != nil {
-			if err := w.Write(rec); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-		if cfg.OnRecord != nil {
-			cfg.OnRecord(rec)
-		}
-	}
-	var records *recordQueue // started with the load, below
-	// deliver hands a job's finished record over; the job must not touch
-	// it afterwards.
-	deliver := func(rec *results.Record, audio *bytes.Buffer) {
-		col.finished()
-		records.put(rec, audio)
-	}
-	var ws *wsclient.Client
-	if isWSKind(cfg.Workload.Scenario().Kind) {
-		if ws, err = wsclient.New(wsclient.Options{
-			BaseURL: target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
-			MaxMessageBytes: cfg.WS.MaxMessageBytes, TLSConfig: copts.TLSConfig,
-		}, cl); err != nil {
-			return nil, err
-		}
-	}
-	job := func(jctx context.Context, a load.Arrival) {
-		if ws != nil {
-			sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
-			runWSSession(jctx, ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
-				col.started()
-				if cfg.OnStart != nil {
-					cfg.OnStart(a)
-				}
-			}, deliver)
-			return
-		}
-		spec := cfg.Workload.Request(a.Seq, cfg.Seed)
-		rec := results.Record{
-			ID:        fmt.Sprintf("req-%06d", a.Seq),
-			Seq:       a.Seq,
-			Warmup:    a.Warmup,
-			Phase:     a.Phase,
-			IntendedS: a.Intended.Seconds(),
-		}
-		rec.SentS = time.Since(a.Start).Seconds()
-		rec.LagS = rec.SentS - rec.IntendedS
-		col.started()
-		if cfg.OnStart != nil {
-			cfg.OnStart(a)
-		}
-		req := clientRequest(spec)
-		var audio *bytes.Buffer
-		if cfg.SaveAudioDir != "" {
-			audio = new(bytes.Buffer)
-			req.AudioOut = audio
-		}
-		cl.Do(jctx, req, &rec)
-		deliver(&rec, audio)
-	}
-
-	lcfg := cfg.Load
-	if cfg.OnDrop != nil {
-		lcfg.OnDrop = cfg.OnDrop
-	}
-	lcfg.OnBegin = func(late time.Duration) {
-		out.Header.StartLateS = late.Seconds()
-		if w != nil {
-			if err := w.open(out.Header); err != nil {
-				writeOnce.Do(func() { writeErr = err })
-			}
-		}
-	}
+// drive runs the load: every request's job, the record queue that takes
+// each finished record to the sinks, the progress line and the load
+// generator's self-monitoring. It returns once every record is consumed.
+func (r *run) drive(ctx context.Context) (load.Stats, error) {
+	cfg, out, col := &r.cfg, r.out, r.col
+	lcfg := r.loadConfig()
 	var stopProgress func()
 	if cfg.Progress != nil {
 		stopProgress = startProgress(cfg.Progress, col, lcfg)
@@ -415,24 +405,20 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			fmt.Fprintf(cfg.Log, "omnibench: interrupted: cancelling %d in-flight requests\n", n)
 		}
 	})
-	announceStart(cfg)
+	announceStart(*cfg)
 	mon := selfmon.Start(selfmon.Options{Streams: col.inFlight, OnSample: cfg.OnHealth})
-	records = startRecordQueue(recordQueueCap, consume)
-	lstats, runErr := load.Run(ctx, lcfg, job)
-	records.close() // load.Run returns once every job has: no record can follow
+	r.records = startRecordQueue(recordQueueCap, r.consumer())
+	lstats, runErr := load.Run(ctx, lcfg, r.job)
+	r.records.close() // load.Run returns once every job has: no record can follow
 	health := mon.Stop()
 	out.Health = &health
 	stopNotice()
-	cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
+	r.cl.WaitDrains(ctx) // the server has sent every response through before the second scrape
 	if stopProgress != nil {
 		stopProgress()
 	}
 	out.Load = lstats
-	if w != nil { // interrupted before the measured phase began
-		if err := w.open(out.Header); err != nil {
-			writeOnce.Do(func() { writeErr = err })
-		}
-	}
+	r.begin() // interrupted before the measured phase began: they go ahead all the same
 	if lcfg.StoppedByCount(lstats) {
 		out.note(cfg.Log, fmt.Sprintf("the count bound (%d requests) stopped the run after %s, before the duration bound %s",
 			lcfg.Requests, lstats.Window.Round(time.Millisecond), lcfg.Duration))
@@ -441,73 +427,157 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if out.Interrupted {
 		out.InterruptedDuring = InterruptedLoad
 	}
-	out.Set, out.Worst = col.set, &col.worst
+	return lstats, runErr
+}
 
-	if out.Before != nil && !out.Interrupted {
-		if cfg.Settle >= time.Second {
-			fmt.Fprintf(cfg.Log, "omnibench: waiting %s (--settle) before the second scrape; Ctrl-C skips it\n", cfg.Settle)
+// loadConfig is the load's configuration with the run's hooks: dropped
+// arrivals to Config.OnDrop, the measured phase's start to the sinks that
+// wait for it.
+func (r *run) loadConfig() load.Config {
+	lcfg := r.cfg.Load
+	if r.cfg.OnDrop != nil {
+		lcfg.OnDrop = r.cfg.OnDrop
+	}
+	lcfg.OnBegin = func(late time.Duration) {
+		r.out.Header.StartLateS = late.Seconds()
+		r.begin()
+	}
+	return lcfg
+}
+
+// begin tells the sinks that wait for it that the measured phase began,
+// with the header as it is now; a sink takes only the first call.
+func (r *run) begin() {
+	for _, s := range r.sinks {
+		if b, ok := s.(beginner); ok {
+			r.sinkErr.keep(b.begin(r.out.Header))
 		}
-		after, err := cfg.ScrapeOptions().FetchSettled(ctx, metricsURL, cfg.Settle)
-		switch {
-		case ctx.Err() != nil:
-			// Interrupted during the settle wait: the requests are all
-			// measured, the server's side is not.
-			out.Interrupted, out.InterruptedDuring = true, InterruptedSettle
-			out.ScrapeNote = "interrupted during the --settle wait: no second scrape, no server-side comparison"
-			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
-		case err != nil:
-			out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err)))
-			fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
-		default:
-			out.After = after
-			if d, err := diffSnapshots(out.Before, after); err != nil {
-				out.ScrapeNote = err.Error()
-			} else {
-				out.Delta = d
+	}
+}
+
+// consumer takes a finished record to every sink, on the record queue's
+// goroutine (see recordQueue).
+func (r *run) consumer() func(*results.Record, *bytes.Buffer) {
+	// Taken now: the load's start writes the header while records flow.
+	origin := r.out.Header.LatencyOrigin()
+	return func(rec *results.Record, audio *bytes.Buffer) {
+		// Every kind's record (HTTP and WebSocket) says its latency origin.
+		rec.LatencyOrigin = origin
+		redactRecord(r.cfg.Redact, rec)
+		for _, s := range r.sinks {
+			if err := s.add(rec, audio); err != nil {
+				r.sinkErr.keep(err)
 			}
 		}
+	}
+}
+
+// deliver hands a job's finished record over; the job must not touch it
+// afterwards.
+func (r *run) deliver(rec *results.Record, audio *bytes.Buffer) {
+	r.col.finished()
+	r.records.put(rec, audio)
+}
+
+// job sends the request (or WebSocket session) of one arrival.
+func (r *run) job(jctx context.Context, a load.Arrival) {
+	cfg := &r.cfg
+	if r.ws != nil {
+		sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
+		runWSSession(jctx, r.ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
+			r.col.started()
+			if cfg.OnStart != nil {
+				cfg.OnStart(a)
+			}
+		}, r.deliver)
+		return
+	}
+	spec := cfg.Workload.Request(a.Seq, cfg.Seed)
+	rec := results.Record{
+		ID:        fmt.Sprintf("req-%06d", a.Seq),
+		Seq:       a.Seq,
+		Warmup:    a.Warmup,
+		Phase:     a.Phase,
+		IntendedS: a.Intended.Seconds(),
+	}
+	rec.SentS = time.Since(a.Start).Seconds()
+	rec.LagS = rec.SentS - rec.IntendedS
+	r.col.started()
+	if cfg.OnStart != nil {
+		cfg.OnStart(a)
+	}
+	req := clientRequest(spec)
+	var audio *bytes.Buffer
+	if cfg.SaveAudioDir != "" {
+		audio = new(bytes.Buffer)
+		req.AudioOut = audio
+	}
+	r.cl.Do(jctx, req, &rec)
+	r.deliver(&rec, audio)
+}
+
+// finish takes the second scrape, computes the summary and the verdicts,
+// closes the sinks and says how the run ended.
+func (r *run) finish(ctx context.Context, lstats load.Stats, runErr error) (*Outcome, error) {
+	cfg, out := &r.cfg, r.out
+	if out.Before != nil && !out.Interrupted {
+		r.secondScrape(ctx)
 	}
 
 	out.checkServerStats(cfg.Log)
 	out.Summary = summary.ComputeSet(out.Set, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
-	if !simulated && !out.Interrupted {
-		out.note(cfg.Log, modelHintFor(ctx, tlsconf.Client(cfg.Client.TLSConfig), target, cfg.Client.APIKey, col.refusedModel))
+	if !r.simulated && !out.Interrupted {
+		out.note(cfg.Log, modelHintFor(ctx, tlsconf.Client(cfg.Client.TLSConfig), r.target, cfg.Client.APIKey, r.refused.model))
 	}
 	out.note(cfg.Log, certificateHint(out.Summary.Errors))
-	out.Summary.Mode = lcfg.Mode()
+	out.Summary.Mode = cfg.Load.Mode()
 	out.Health.Judge(cfg.SelfMon, selfmon.Circumstances{StampP99MS: stampDelayP99(out.Set),
-		Server: serverPlace(target, simulated || cfg.ServerInProcess), Streams: lcfg.PeakConcurrency()})
+		Server: serverPlace(r.target, r.simulated || cfg.ServerInProcess), Streams: cfg.Load.PeakConcurrency()})
 	if w := out.Health.Warning(); w != "" {
 		fmt.Fprintf(cfg.Log, "omnibench: warning: %s\n", w)
 	}
-	// The verdict is known only now: it is the results file's last line,
-	// which compare reads (a run killed before here leaves none).
-	if w != nil {
-		if err := w.w.WriteClient(clientHealth(out.Health)); err != nil {
-			writeOnce.Do(func() { writeErr = err })
-		}
+	for _, s := range r.sinks {
+		r.sinkErr.keep(s.close(out))
 	}
 
 	switch {
 	case runErr != nil && !errors.Is(runErr, context.Canceled):
 		return out, runErr
-	case writeErr != nil:
-		return out, fmt.Errorf("writing results: %w", writeErr)
+	case r.sinkErr.get() != nil:
+		return out, fmt.Errorf("writing results: %w", r.sinkErr.get())
 	case out.Interrupted:
 		return out, context.Canceled
 	}
 	return out, nil
 }
 
-// saveAudio writes one response's PCM as a WAV file.
-func saveAudio(dir string, rec *results.Record, pcm []byte) error {
-	f := wav.Format{SampleRate: rec.SampleRate, Channels: rec.Channels, BitsPerSample: 8 * rec.SampleWidth}
-	path := filepath.Join(dir, rec.ID+".wav")
-	if err := os.WriteFile(path, wav.Encode(f, pcm), 0o644); err != nil {
-		return fmt.Errorf("--save-audio: %w", err)
+// secondScrape snapshots /metrics after the --settle wait and diffs it
+// with the first (Outcome.After, Delta), or says why there is none.
+func (r *run) secondScrape(ctx context.Context) {
+	cfg, out := &r.cfg, r.out
+	if cfg.Settle >= time.Second {
+		fmt.Fprintf(cfg.Log, "omnibench: waiting %s (--settle) before the second scrape; Ctrl-C skips it\n", cfg.Settle)
 	}
-	return nil
+	after, err := cfg.ScrapeOptions().FetchSettled(ctx, r.metricsURL, cfg.Settle)
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted during the settle wait: the requests are all
+		// measured, the server's side is not.
+		out.Interrupted, out.InterruptedDuring = true, InterruptedSettle
+		out.ScrapeNote = "interrupted during the --settle wait: no second scrape, no server-side comparison"
+		fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+	case err != nil:
+		out.ScrapeNote = cfg.Redact.String(fmt.Sprintf("second scrape failed: %v%s", err, scrapeHint(err)))
+		fmt.Fprintf(cfg.Log, "omnibench: %s\n", out.ScrapeNote)
+	default:
+		out.After = after
+		if d, err := diffSnapshots(out.Before, after); err != nil {
+			out.ScrapeNote = err.Error()
+		} else {
+			out.Delta = d
+		}
+	}
 }
 
 func diffSnapshots(before, after *scrape.Snapshot) (*scrape.Delta, error) {
@@ -540,64 +610,6 @@ func clientRequest(s scenarios.RequestSpec) client.Request {
 		RefAudio:        s.RefAudio,
 		RefText:         s.RefText,
 	}
-}
-
-// collector gathers the finished requests of concurrent jobs: their figures
-// (a summary.Set), the worst response's record and the first model the
-// server refused, never the records themselves.
-type collector struct {
-	mu           sync.Mutex
-	set          *summary.Set
-	worst        report.WorstPicker
-	refusedModel string // see modelRefused
-	inflight     int
-	failed       int
-	done         int
-	ttfpMS       []float64 // recent TTFP values for the progress line
-}
-
-func (c *collector) started() {
-	c.mu.Lock()
-	c.inflight++
-	c.mu.Unlock()
-}
-
-// finished counts a request as no longer in flight, as soon as its job
-// hands the record over (before add has it).
-func (c *collector) finished() {
-	c.mu.Lock()
-	c.inflight--
-	c.mu.Unlock()
-}
-
-func (c *collector) add(r *results.Record) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.set.Add(r)
-	c.worst.Offer(r)
-	if m, ok := modelRefused(r); ok && c.refusedModel == "" {
-		c.refusedModel = m
-	}
-	if r.Warmup {
-		return
-	}
-	c.done++
-	if !r.OK() {
-		c.failed++
-	} else if r.HasAudio() {
-		if len(c.ttfpMS) == progressWindow {
-			copy(c.ttfpMS, c.ttfpMS[1:])
-			c.ttfpMS = c.ttfpMS[:progressWindow-1]
-		}
-		c.ttfpMS = append(c.ttfpMS, r.Latency(r.TTFPS)*1000) // as the report will show it
-	}
-}
-
-// inFlight is the number of requests started and not finished.
-func (c *collector) inFlight() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.inflight
 }
 
 // clientHealth is the verdict as the results file's last line keeps it.

@@ -15,6 +15,7 @@ import (
 	"github.com/omnibench/omnibench/flacfile"
 	"github.com/omnibench/omnibench/mp3file"
 	"github.com/omnibench/omnibench/oggopus"
+	"github.com/omnibench/omnibench/omnimetrics"
 	"github.com/omnibench/omnibench/wav"
 )
 
@@ -306,100 +307,155 @@ func appendFinish(dst []byte, last bool) []byte {
 // streamChat serves "stream": true (docs/reference/http-streams.md,
 // section 2).
 func (s *Server) streamChat(w http.ResponseWriter, j *job, req *chatRequest) {
-	out := newSSEOut(j.ctx, w, s.cfg.Stamp)
-	prefix := chunkPrefix(s.chatID(), time.Now().Unix(), s.cfg.Model)
-	choicesOpen := `,"choices":[{"index":0,"delta":{`
-	// Buffers sized once for the largest event, reused for every event.
-	audioBuf := make([]byte, 0, wav.HeaderSize+j.maxChunkBytes())
-	payload := make([]byte, 0, len(prefix)+base64.StdEncoding.EncodedLen(cap(audioBuf))+256)
-	f := wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16}
-	sr := j.finalSR()
-
-	var arrivals []float64
-	var pcmBytes []int
-	firstAudio := false // the server's TTFP is taken at the first audio output, even an empty one
-	emptyDue := j.plan.faults.emptyEvent
-	// sendEmpty sends the empty-audio-event fault's event: an audio output
-	// with no samples gives content "" (upstream #5237).
-	sendEmpty := func() error {
-		emptyDue = false
-		payload = append(append(payload[:0], prefix...), choicesOpen...)
-		payload = append(payload, `"role":"assistant","content":""`...)
-		payload = appendFinish(payload, false)
-		payload = append(payload, `,"usage":`...)
-		payload = appendUsage(payload, j.spec.promptTok, 0)
-		payload = append(payload, `,"modality":"audio","metrics":null}`...)
-		if !firstAudio {
-			firstAudio = true
-			s.metrics.AudioFirstPacket(sr, j.elapsed())
-		}
-		return out.send("", payload)
-	}
+	c := s.newChatStreamer(w, j, req)
 	err := func() error {
 		if req.text {
-			payload = append(append(append(payload[:0], prefix...), choicesOpen...),
+			c.payload = append(append(append(c.payload[:0], c.prefix...), chatChoicesOpen...),
 				`"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"modality":"text"}`...)
-			if err := out.send("", payload); err != nil {
+			if err := c.out.send("", c.payload); err != nil {
 				return err
 			}
 		}
-		return j.run(func(ev *event) error {
-			if emptyDue && (ev.audio || req.audio) {
-				if err := sendEmpty(); err != nil {
-					return err
-				}
-			}
-			payload = append(append(payload[:0], prefix...), choicesOpen...)
-			if !ev.audio {
-				payload = append(payload, `"content":`...)
-				payload = appendJSONString(payload, ev.word)
-				payload = appendFinish(payload, ev.last)
-				payload = append(payload, `,"modality":"text","metrics":null}`...)
-				return out.send("", payload)
-			}
-			audioBuf = audioBuf[:0]
-			if req.format == "wav" {
-				audioBuf = wav.AppendHeader(audioBuf, f, uint32(ev.frames*2))
-			}
-			pcmStart := len(audioBuf)
-			audioBuf = j.render(audioBuf, ev)
-			file := audioBuf
-			if req.format != "wav" && req.format != "pcm" {
-				// Each event is a complete FLAC, MP3 or Ogg Opus file, as
-				// with wav.
-				var err error
-				if file, err = encodeFile(req.format, f, audioBuf); err != nil {
-					return fmt.Errorf("simulator: %w", err)
-				}
-			}
-			payload = append(payload, `"role":"assistant","content":"`...)
-			payload = appendBase64(payload, file, ev.corrupt)
-			payload = append(payload, '"')
-			payload = appendFinish(payload, ev.last)
-			payload = append(payload, `,"usage":`...)
-			payload = appendUsage(payload, j.spec.promptTok, 0)
-			payload = append(payload, `,"modality":"audio","metrics":null}`...)
-			at := j.elapsed()
-			if !firstAudio {
-				firstAudio = true
-				s.metrics.AudioFirstPacket(sr, at)
-			}
-			arrivals = append(arrivals, at)
-			pcmBytes = append(pcmBytes, len(audioBuf)-pcmStart)
-			return out.send("", payload)
-		})
+		return j.run(c.event)
 	}()
+	c.end(err)
+}
+
+// chatChoicesOpen follows chunkPrefix in every event with a delta.
+const chatChoicesOpen = `,"choices":[{"index":0,"delta":{`
+
+// chatStreamer writes one streamed chat response: its writer, the
+// buffers it reuses for every event and what the server's metrics take at
+// the end.
+type chatStreamer struct {
+	s   *Server
+	j   *job
+	req *chatRequest
+	out *sseOut
+
+	prefix   []byte
+	audioBuf []byte
+	payload  []byte
+	f        wav.Format
+	sr       omnimetrics.StageReplica // the final stage, for the server's metrics
+
+	arrivals   []float64
+	pcmBytes   []int
+	firstAudio bool // the server's TTFP is taken at the first audio output, even an empty one
+	emptyDue   bool // the empty-audio-event fault's event is still to be sent
+}
+
+func (s *Server) newChatStreamer(w http.ResponseWriter, j *job, req *chatRequest) *chatStreamer {
+	out := newSSEOut(j.ctx, w, s.cfg.Stamp)
+	prefix := chunkPrefix(s.chatID(), time.Now().Unix(), s.cfg.Model)
+	// Buffers sized once for the largest event, reused for every event.
+	audioBuf := make([]byte, 0, wav.HeaderSize+j.maxChunkBytes())
+	return &chatStreamer{
+		s: s, j: j, req: req,
+		out:      out,
+		prefix:   prefix,
+		audioBuf: audioBuf,
+		payload:  make([]byte, 0, len(prefix)+base64.StdEncoding.EncodedLen(cap(audioBuf))+256),
+		f:        wav.Format{SampleRate: s.cfg.SampleRate, Channels: 1, BitsPerSample: 16},
+		sr:       j.finalSR(),
+		emptyDue: j.plan.faults.emptyEvent,
+	}
+}
+
+// firstAudioOut takes the server's TTFP at the first audio output.
+func (c *chatStreamer) firstAudioOut(at float64) {
+	if !c.firstAudio {
+		c.firstAudio = true
+		c.s.metrics.AudioFirstPacket(c.sr, at)
+	}
+}
+
+// sendEmpty sends the empty-audio-event fault's event: an audio output
+// with no samples gives content "" (upstream #5237).
+func (c *chatStreamer) sendEmpty() error {
+	c.emptyDue = false
+	payload := append(append(c.payload[:0], c.prefix...), chatChoicesOpen...)
+	payload = append(payload, `"role":"assistant","content":""`...)
+	payload = appendFinish(payload, false)
+	payload = append(payload, `,"usage":`...)
+	payload = appendUsage(payload, c.j.spec.promptTok, 0)
+	payload = append(payload, `,"modality":"audio","metrics":null}`...)
+	c.payload = payload
+	c.firstAudioOut(c.j.elapsed())
+	return c.out.send("", c.payload)
+}
+
+// event sends one generated event: a text delta, or an audio output.
+func (c *chatStreamer) event(ev *event) error {
+	if c.emptyDue && (ev.audio || c.req.audio) {
+		if err := c.sendEmpty(); err != nil {
+			return err
+		}
+	}
+	payload := append(append(c.payload[:0], c.prefix...), chatChoicesOpen...)
+	if !ev.audio {
+		payload = append(payload, `"content":`...)
+		payload = appendJSONString(payload, ev.word)
+		payload = appendFinish(payload, ev.last)
+		payload = append(payload, `,"modality":"text","metrics":null}`...)
+		c.payload = payload
+		return c.out.send("", payload)
+	}
+	c.payload = payload
+	return c.sendAudio(ev)
+}
+
+// sendAudio renders an audio event's samples in the requested format and
+// sends them base64 in the delta's content.
+func (c *chatStreamer) sendAudio(ev *event) error {
+	audioBuf := c.audioBuf[:0]
+	if c.req.format == "wav" {
+		audioBuf = wav.AppendHeader(audioBuf, c.f, uint32(ev.frames*2))
+	}
+	pcmStart := len(audioBuf)
+	audioBuf = c.j.render(audioBuf, ev)
+	c.audioBuf = audioBuf
+	file := audioBuf
+	if c.req.format != "wav" && c.req.format != "pcm" {
+		// Each event is a complete FLAC, MP3 or Ogg Opus file, as
+		// with wav.
+		var err error
+		if file, err = encodeFile(c.req.format, c.f, audioBuf); err != nil {
+			return fmt.Errorf("simulator: %w", err)
+		}
+	}
+	payload := append(c.payload, `"role":"assistant","content":"`...)
+	payload = appendBase64(payload, file, ev.corrupt)
+	payload = append(payload, '"')
+	payload = appendFinish(payload, ev.last)
+	payload = append(payload, `,"usage":`...)
+	payload = appendUsage(payload, c.j.spec.promptTok, 0)
+	payload = append(payload, `,"modality":"audio","metrics":null}`...)
+	c.payload = payload
+	at := c.j.elapsed()
+	c.firstAudioOut(at)
+	c.arrivals = append(c.arrivals, at)
+	c.pcmBytes = append(c.pcmBytes, len(audioBuf)-pcmStart)
+	return c.out.send("", payload)
+}
+
+// end finishes the response after the last event, or after err stopped
+// it: the usage chunk and [DONE], the fault's error event, or nothing for a
+// client gone.
+func (c *chatStreamer) end(err error) {
+	s, j, out := c.s, c.j, c.out
 	switch {
 	case err == nil:
 		// Record before the last writes, so a client that has read [DONE]
 		// finds the request in /metrics.
-		s.metrics.AudioStreamingFinalize(sr, arrivals, pcmBytes, s.cfg.SampleRate)
+		s.metrics.AudioStreamingFinalize(c.sr, c.arrivals, c.pcmBytes, s.cfg.SampleRate)
 		j.succeed()
-		if req.includeUsage {
-			payload = append(payload[:0], prefix...)
+		if c.req.includeUsage {
+			payload := append(c.payload[:0], c.prefix...)
 			payload = append(payload, `,"choices":[],"usage":`...)
 			payload = appendUsage(payload, j.spec.promptTok, j.generationTokens())
 			payload = append(payload, '}')
+			c.payload = payload
 			if out.send("", payload) != nil {
 				return
 			}

@@ -330,6 +330,19 @@ func Start(ctx context.Context, cfg Config) (*Running, error) {
 	return run, nil
 }
 
+// StartEmbedded starts the simulator a benchmarking command measures when
+// it was given no server (run, sweep, capacity and ab). Unlike Start's, the
+// server outlives the cancellation of ctx: an interrupt must let the
+// requests in flight get their answers and the last records be written, so
+// the caller stops it with Close once it has.
+func StartEmbedded(ctx context.Context, cfg Config) (*Running, error) {
+	run, err := Start(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded simulator: %w", err)
+	}
+	return run, nil
+}
+
 // Server returns the running server (for its metrics and configuration).
 func (r *Running) Server() *Server { return r.srv }
 

@@ -181,170 +181,13 @@ func ComputeSet(set *Set, opts Options) *Summary {
 		Percentiles:   opts.Percentiles,
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
-	var (
-		ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
-		dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
-		ttfpEvent, ttfa, silence                                    []float64
-		firstSend, lastEnd                                          = math.Inf(1), math.Inf(-1)
-		okCount                                                     = make([]int, len(opts.Thresholds))
-		ofCount                                                     int
-		prerollStartup                                              float64
-	)
-	labels := make([]string, len(opts.Thresholds))
-	for i, th := range opts.Thresholds {
-		labels[i] = continuity.ThresholdLabel(th)
-	}
-	set.All(func(r *Sample) {
-		if r.Warmup() {
-			s.Requests.Warmup++
-			return
-		}
-		if r.Ramp() && !opts.IncludeRamp {
-			s.Requests.Ramp++
-			return
-		}
-		s.Requests.Total++
-		switch s.LatencyOrigin {
-		case "":
-			s.LatencyOrigin = r.Origin()
-		case r.Origin():
-		default:
-			s.LatencyOrigin = OriginMixed
-		}
-		s.Audio.InputDurationS += r.InputAudioS
-		s.Audio.InputBytes += r.InputAudioBytes
-		firstSend = math.Min(firstSend, r.SentS)
-		lastEnd = math.Max(lastEnd, r.SentS+r.E2ES)
-		lag = append(lag, r.LagS*1000)
-		queue = append(queue, r.QueueS*1000)
-		if !set.OK(r) {
-			s.Requests.Failed++
-			class := set.ErrorClass(r)
-			s.Requests.ByError[class]++
-			if class == results.ErrHTTPStatus {
-				s.Requests.ByStatus[strconv.Itoa(int(r.Status))]++
-			}
-			return
-		}
-		s.Requests.Completed++
-		if f := set.FinishReason(r); f != "" {
-			s.Requests.ByFinish[f]++
-		}
-		e2e = append(e2e, r.Latency(r.E2ES)*1000)
-		if r.TTFTS > 0 {
-			ttft = append(ttft, r.Latency(r.TTFTS)*1000)
-		}
-		if !r.HasAudio() {
-			return
-		}
-		s.Requests.WithAudio++
-		if set.ChatPath(r) {
-			s.Requests.ChatWithAudio++
-		}
-		ttfp = append(ttfp, r.Latency(r.TTFPS)*1000)
-		first := r.TTFPS
-		if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
-			first = min(first, r.FirstAudioEventS)
-		}
-		ttfpEvent = append(ttfpEvent, r.Latency(first)*1000)
-		if r.TTFAAudibleS > 0 {
-			ttfa = append(ttfa, r.Latency(r.TTFAAudibleS)*1000)
-		}
-		if r.flags&flagSilence != 0 {
-			silence = append(silence, r.LeadingSilenceS*1000)
-		}
-		dur = append(dur, r.AudioDurationS)
-		s.Audio.TotalDurationS += r.AudioDurationS
-		s.Audio.TotalFrames += r.AudioFrames
-		if r.AudioDurationS > 0 {
-			rtfLast = append(rtfLast, r.RTFLastChunk)
-			rtfE2E = append(rtfE2E, r.RTFE2E)
-			if set.ChatPath(r) {
-				audioRTF = append(audioRTF, r.RTFLastChunk)
-			} else {
-				audioRTF = append(audioRTF, r.RTFE2E)
-			}
-		}
-		if r.flags&flagRTFServer != 0 {
-			rtfServer = append(rtfServer, r.RTFServer)
-		}
-		if r.flags&flagContinuity != 0 {
-			ofCount++
-			underrun = append(underrun, r.MaxUnderrunS)
-			for j, l := range labels {
-				if ok, _ := set.Continuous(r, l, opts.Thresholds[j]); ok {
-					okCount[j]++
-				}
-			}
-			if r.flags&flagStallResume != 0 {
-				s.Players.Responses++
-				stalls = append(stalls, float64(r.Stalls))
-				stallTime = append(stallTime, r.StallTotalS)
-				if r.Stalls > 0 {
-					s.Players.StallResumeStalled++
-				}
-				s.Players.StallResumeStalls += int(r.Stalls)
-				s.Players.StallResumeTotalS += r.StallTotalS
-				s.Players.StallResumeLongestS = math.Max(s.Players.StallResumeLongestS, r.StallLongestS)
-			}
-			if r.flags&flagPreroll != 0 {
-				if r.flags&flagPrerollStalled != 0 {
-					s.Players.PrerollStalled++
-				}
-				prerollStartup += r.PrerollStartupS
-			}
-		}
-	})
-	set.gaps.each(opts.IncludeRamp, func(g float64) { gaps = append(gaps, g*1000) })
-	set.stamps.each(opts.IncludeRamp, func(d float64) { stamp = append(stamp, d*1000) })
+	v := newValues(opts.Thresholds)
+	set.All(func(r *Sample) { v.addRequest(s, set, opts, r) })
+	set.gaps.each(opts.IncludeRamp, func(g float64) { v.gaps = append(v.gaps, g*1000) })
+	set.stamps.each(opts.IncludeRamp, func(d float64) { v.stamp = append(v.stamp, d*1000) })
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
-	if s.Players.Responses > 0 {
-		s.Players.PrerollStartupMeanS = prerollStartup / float64(s.Players.Responses)
-	}
-	if s.Requests.Total > 0 {
-		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
-	}
-	s.Errors, s.ErrorsOmitted = set.errorSet(opts.IncludeRamp)
-	if s.ErrorsOmitted > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
-	}
-	s.Warnings = append(s.Warnings, set.capWarnings()...)
-	if s.Requests.Total > 0 && lastEnd > firstSend {
-		s.DurationS = lastEnd - firstSend
-		s.RequestRate = float64(s.Requests.Completed) / s.DurationS
-		s.Audio.Throughput = s.Audio.TotalDurationS / s.DurationS
-	}
-	for j, l := range labels {
-		c := Continuity{ThresholdMS: l, OK: okCount[j], Of: ofCount}
-		if ofCount > 0 {
-			c.Rate = float64(okCount[j]) / float64(ofCount)
-		}
-		s.Continuity = append(s.Continuity, c)
-	}
-	add := func(name, unit string, xs []float64) {
-		if len(xs) == 0 {
-			return
-		}
-		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, opts.Percentiles)})
-	}
-	add(MetricTTFP, "ms", ttfp)
-	add(MetricTTFPFirstEvent, "ms", ttfpEvent)
-	add(MetricTTFAAudible, "ms", ttfa)
-	add(MetricLeadingSilence, "ms", silence)
-	add(MetricTTFT, "ms", ttft)
-	add(MetricE2E, "ms", e2e)
-	add(MetricTextGap, "ms", gaps)
-	add(MetricRTFLastChunk, "", rtfLast)
-	add(MetricRTFE2E, "", rtfE2E)
-	add(MetricRTFServer, "", rtfServer)
-	add(MetricAudioRTF, "", audioRTF)
-	add(MetricDuration, "s", dur)
-	add(MetricUnderrun, "s", underrun)
-	add(MetricStalls, "", stalls)
-	add(MetricStallTime, "s", stallTime)
-	add(MetricLag, "ms", lag)
-	add(MetricStampDelay, "ms", stamp)
-	add(MetricQueue, "ms", queue)
+	v.totals(s, set, opts)
+	v.metrics(s, opts.Percentiles)
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodput(set, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
@@ -355,6 +198,204 @@ func ComputeSet(set *Set, opts Options) *Summary {
 		}
 	}
 	return s
+}
+
+// values gathers, request by request, what ComputeSet summarises: the
+// per-request values of each distribution (in the unit the report shows)
+// and the running counts and bounds.
+type values struct {
+	ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
+	dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
+	ttfpEvent, ttfa, silence                                    []float64
+	firstSend, lastEnd                                          float64
+	okCount                                                     []int // per continuity threshold
+	ofCount                                                     int
+	prerollStartup                                              float64
+	labels                                                      []string // the thresholds' labels
+}
+
+func newValues(thresholds []float64) *values {
+	v := &values{
+		firstSend: math.Inf(1), lastEnd: math.Inf(-1),
+		okCount: make([]int, len(thresholds)),
+		labels:  make([]string, len(thresholds)),
+	}
+	for i, th := range thresholds {
+		v.labels[i] = continuity.ThresholdLabel(th)
+	}
+	return v
+}
+
+// addRequest counts one request of the set into s's counts and v's values.
+func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample) {
+	if r.Warmup() {
+		s.Requests.Warmup++
+		return
+	}
+	if r.Ramp() && !opts.IncludeRamp {
+		s.Requests.Ramp++
+		return
+	}
+	s.Requests.Total++
+	switch s.LatencyOrigin {
+	case "":
+		s.LatencyOrigin = r.Origin()
+	case r.Origin():
+	default:
+		s.LatencyOrigin = OriginMixed
+	}
+	s.Audio.InputDurationS += r.InputAudioS
+	s.Audio.InputBytes += r.InputAudioBytes
+	v.firstSend = math.Min(v.firstSend, r.SentS)
+	v.lastEnd = math.Max(v.lastEnd, r.SentS+r.E2ES)
+	v.lag = append(v.lag, r.LagS*1000)
+	v.queue = append(v.queue, r.QueueS*1000)
+	if !set.OK(r) {
+		s.Requests.Failed++
+		class := set.ErrorClass(r)
+		s.Requests.ByError[class]++
+		if class == results.ErrHTTPStatus {
+			s.Requests.ByStatus[strconv.Itoa(int(r.Status))]++
+		}
+		return
+	}
+	s.Requests.Completed++
+	if f := set.FinishReason(r); f != "" {
+		s.Requests.ByFinish[f]++
+	}
+	v.e2e = append(v.e2e, r.Latency(r.E2ES)*1000)
+	if r.TTFTS > 0 {
+		v.ttft = append(v.ttft, r.Latency(r.TTFTS)*1000)
+	}
+	if r.HasAudio() {
+		v.addAudio(s, set, r)
+		v.addContinuity(s, set, opts, r)
+	}
+}
+
+// addAudio counts a completed request with audio: its latencies to the
+// audio and its RTFs.
+func (v *values) addAudio(s *Summary, set *Set, r *Sample) {
+	s.Requests.WithAudio++
+	if set.ChatPath(r) {
+		s.Requests.ChatWithAudio++
+	}
+	v.ttfp = append(v.ttfp, r.Latency(r.TTFPS)*1000)
+	first := r.TTFPS
+	if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
+		first = min(first, r.FirstAudioEventS)
+	}
+	v.ttfpEvent = append(v.ttfpEvent, r.Latency(first)*1000)
+	if r.TTFAAudibleS > 0 {
+		v.ttfa = append(v.ttfa, r.Latency(r.TTFAAudibleS)*1000)
+	}
+	if r.flags&flagSilence != 0 {
+		v.silence = append(v.silence, r.LeadingSilenceS*1000)
+	}
+	v.dur = append(v.dur, r.AudioDurationS)
+	s.Audio.TotalDurationS += r.AudioDurationS
+	s.Audio.TotalFrames += r.AudioFrames
+	if r.AudioDurationS > 0 {
+		v.rtfLast = append(v.rtfLast, r.RTFLastChunk)
+		v.rtfE2E = append(v.rtfE2E, r.RTFE2E)
+		if set.ChatPath(r) {
+			v.audioRTF = append(v.audioRTF, r.RTFLastChunk)
+		} else {
+			v.audioRTF = append(v.audioRTF, r.RTFE2E)
+		}
+	}
+	if r.flags&flagRTFServer != 0 {
+		v.rtfServer = append(v.rtfServer, r.RTFServer)
+	}
+}
+
+// addContinuity counts a completed request's continuity result and its
+// players' stalls, when it has them.
+func (v *values) addContinuity(s *Summary, set *Set, opts Options, r *Sample) {
+	if r.flags&flagContinuity == 0 {
+		return
+	}
+	v.ofCount++
+	v.underrun = append(v.underrun, r.MaxUnderrunS)
+	for j, l := range v.labels {
+		if ok, _ := set.Continuous(r, l, opts.Thresholds[j]); ok {
+			v.okCount[j]++
+		}
+	}
+	if r.flags&flagStallResume != 0 {
+		s.Players.Responses++
+		v.stalls = append(v.stalls, float64(r.Stalls))
+		v.stallTime = append(v.stallTime, r.StallTotalS)
+		if r.Stalls > 0 {
+			s.Players.StallResumeStalled++
+		}
+		s.Players.StallResumeStalls += int(r.Stalls)
+		s.Players.StallResumeTotalS += r.StallTotalS
+		s.Players.StallResumeLongestS = math.Max(s.Players.StallResumeLongestS, r.StallLongestS)
+	}
+	if r.flags&flagPreroll != 0 {
+		if r.flags&flagPrerollStalled != 0 {
+			s.Players.PrerollStalled++
+		}
+		v.prerollStartup += r.PrerollStartupS
+	}
+}
+
+// totals sets the figures of s taken over all the requests: the rates, the
+// error set, the run's duration and throughput, the continuity rates.
+func (v *values) totals(s *Summary, set *Set, opts Options) {
+	if s.Players.Responses > 0 {
+		s.Players.PrerollStartupMeanS = v.prerollStartup / float64(s.Players.Responses)
+	}
+	if s.Requests.Total > 0 {
+		s.Requests.ErrorRate = float64(s.Requests.Failed) / float64(s.Requests.Total)
+	}
+	s.Errors, s.ErrorsOmitted = set.errorSet(opts.IncludeRamp)
+	if s.ErrorsOmitted > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("error set: %d failures in messages beyond the %d most frequent are not listed", s.ErrorsOmitted, MaxErrorGroups))
+	}
+	s.Warnings = append(s.Warnings, set.capWarnings()...)
+	if s.Requests.Total > 0 && v.lastEnd > v.firstSend {
+		s.DurationS = v.lastEnd - v.firstSend
+		s.RequestRate = float64(s.Requests.Completed) / s.DurationS
+		s.Audio.Throughput = s.Audio.TotalDurationS / s.DurationS
+	}
+	for j, l := range v.labels {
+		c := Continuity{ThresholdMS: l, OK: v.okCount[j], Of: v.ofCount}
+		if v.ofCount > 0 {
+			c.Rate = float64(v.okCount[j]) / float64(v.ofCount)
+		}
+		s.Continuity = append(s.Continuity, c)
+	}
+}
+
+// metrics appends the distribution of every figure with values to s, in
+// the order the report shows them.
+func (v *values) metrics(s *Summary, percentiles []float64) {
+	add := func(name, unit string, xs []float64) {
+		if len(xs) == 0 {
+			return
+		}
+		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, percentiles)})
+	}
+	add(MetricTTFP, "ms", v.ttfp)
+	add(MetricTTFPFirstEvent, "ms", v.ttfpEvent)
+	add(MetricTTFAAudible, "ms", v.ttfa)
+	add(MetricLeadingSilence, "ms", v.silence)
+	add(MetricTTFT, "ms", v.ttft)
+	add(MetricE2E, "ms", v.e2e)
+	add(MetricTextGap, "ms", v.gaps)
+	add(MetricRTFLastChunk, "", v.rtfLast)
+	add(MetricRTFE2E, "", v.rtfE2E)
+	add(MetricRTFServer, "", v.rtfServer)
+	add(MetricAudioRTF, "", v.audioRTF)
+	add(MetricDuration, "s", v.dur)
+	add(MetricUnderrun, "s", v.underrun)
+	add(MetricStalls, "", v.stalls)
+	add(MetricStallTime, "s", v.stallTime)
+	add(MetricLag, "ms", v.lag)
+	add(MetricStampDelay, "ms", v.stamp)
+	add(MetricQueue, "ms", v.queue)
 }
 
 func (c Continuity) String() string {

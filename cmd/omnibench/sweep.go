@@ -265,9 +265,9 @@ func (lr *levelRun) start(ctx context.Context) error {
 	if lr.base.Target != "" {
 		return nil
 	}
-	sim, err := simulator.Start(context.WithoutCancel(ctx), lr.base.Simulator)
+	sim, err := simulator.StartEmbedded(ctx, lr.base.Simulator)
 	if err != nil {
-		return fmt.Errorf("starting the embedded simulator: %w", err)
+		return err
 	}
 	lr.sim = sim
 	lr.base.Target, lr.base.ServerInProcess = sim.URL, true
