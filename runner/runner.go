@@ -115,6 +115,15 @@ type Config struct {
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
 	SaveAudioDir string
+
+	// Probe sends one unmeasured request before anything else against a
+	// server given by Target, and stops the run with its error when it
+	// fails as every request would (see probe.go).
+	Probe bool
+	// PickModel lets the run ask for the one model GET /v1/models lists
+	// when the workload's model was not the user's choice (see
+	// pickServedModel).
+	PickModel bool
 }
 
 // Outcome is everything a run produced.
@@ -212,6 +221,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", sim.URL)
 	}
 
+	var probeWait time.Duration // a probe was sent: the first scrape lets the server count it
+	if !simulated {
+		if sent, err := prepareTarget(ctx, &cfg, out, target); err != nil {
+			return nil, err
+		} else if sent {
+			probeWait = cfg.Settle
+		}
+	}
+
 	metricsURL := cfg.MetricsURL
 	if metricsURL == "" {
 		metricsURL = target + "/metrics"
@@ -222,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		cfg.Scrape = ScrapeOff
 	}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := cfg.ScrapeOptions().Fetch(ctx, metricsURL)
+		snap, err := cfg.ScrapeOptions().FetchSettled(ctx, metricsURL, probeWait)
 		switch {
 		case err == nil:
 			out.Before = snap
@@ -343,10 +361,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	var ws *wsclient.Client
 	if isWSKind(cfg.Workload.Scenario().Kind) {
-		if ws, err = wsclient.New(wsclient.Options{
-			BaseURL: target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
-			MaxMessageBytes: cfg.WS.MaxMessageBytes, TLSConfig: copts.TLSConfig,
-		}, cl); err != nil {
+		if ws, err = newWSClient(&cfg, copts, cl); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,7 @@ type runOptions struct {
 	maxInflight int
 	seed        int64
 	grace       time.Duration
+	noProbe     bool
 
 	// client
 	timeout, idleTimeout time.Duration
@@ -176,6 +178,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
 	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
 	f.DurationVar(&o.grace, "grace", 5*time.Second, "on Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	f.BoolVar(&o.noProbe, "no-probe", false, "with --url: skip the probe request sent before the run (it stops the run when the server refuses the connection, the credentials, the route or the model)")
 
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
@@ -463,6 +466,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           flagRedactor(f),
 		Notes:            notes,
+		Probe:            !o.noProbe,
+		// A built-in scenario's model is an example: a server that serves
+		// one model is asked for that one unless --model says otherwise.
+		PickModel: !f.Changed("model") && (sc.Model == "" || slices.Contains(scenarios.Names(), o.scenario)),
 	}
 	return cfg, sc, nil
 }
