@@ -26,17 +26,17 @@ const probeTimeout = 60 * time.Second
 var errProbe = errors.New("the probe request failed")
 
 // prepareTarget readies a run against a server of the user's (not the
-// embedded simulator): it picks the model the server serves when the user
-// chose none (Config.PickModel), then sends the probe request
-// (Config.Probe). It may replace cfg.Workload, keeps its notes in out, and
+// embedded simulator): with Config.Probe, it picks the model the server
+// serves when the user chose none (Config.PickModel), then sends the probe
+// request. It may replace cfg.Workload, keeps its notes in out, and
 // reports whether a request was sent (the first scrape then waits for the
 // server to count it). An error stops the run before the load starts.
 func prepareTarget(ctx context.Context, cfg *Config, out *Outcome, target string) (sent bool, err error) {
+	if !cfg.Probe {
+		return false, nil // nothing goes to the server before the run
+	}
 	if cfg.PickModel {
 		out.note(cfg.Log, pickServedModel(ctx, cfg, target))
-	}
-	if !cfg.Probe {
-		return false, nil
 	}
 	note, err := probe(ctx, cfg, target)
 	if err != nil {

@@ -120,9 +120,9 @@ type Config struct {
 	// server given by Target, and stops the run with its error when it
 	// fails as every request would (see probe.go).
 	Probe bool
-	// PickModel lets the run ask for the one model GET /v1/models lists
-	// when the workload's model was not the user's choice (see
-	// pickServedModel).
+	// PickModel, with Probe, lets the run ask for the one model GET
+	// /v1/models lists when the workload's model was not the user's
+	// choice (see pickServedModel).
 	PickModel bool
 }
 
