@@ -326,7 +326,7 @@ func TestRunCmdBadAudioPromptsExit2(t *testing.T) {
 		{"cloning under CustomVoice", []string{"--scenario", "tts-short", "--prompts", jsonl("clone.jsonl", `{"prompt": "x", "ref_audio": "ok.wav"}`)},
 			[]string{"clone.jsonl:1: ref_audio:", "task_type Base"}, false},
 		{"bad style", []string{"--prompts", jsonl("style.jsonl", okLine), "--audio-input-style", "base64"},
-			[]string{"audio_input_style", "input_audio or audio_url"}, false},
+			[]string{"--audio-input-style", "input_audio or audio_url"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

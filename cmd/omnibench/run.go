@@ -159,7 +159,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, "sample rate of raw PCM audio (default 24000)")
+	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", defaultPCMSampleRate))
 	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
 
 	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
@@ -247,6 +247,8 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	if f.Changed("pcm-sample-rate") {
 		sc.PCMSampleRate = o.pcmRate
+	} else if f.Changed("audio-format") && sc.AudioFormat == scenarios.FormatPCM && sc.PCMSampleRate == 0 {
+		sc.PCMSampleRate = defaultPCMSampleRate // raw PCM states no rate: the flag's documented default
 	}
 	if o.extraBody != "" {
 		var extra map[string]any
@@ -270,7 +272,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	wl, err := sc.Workload()
 	if err != nil {
-		return cfg, nil, err
+		return cfg, nil, nameFlags(err, f)
 	}
 	if len(creds) > 0 {
 		wl = wl.WithHeaders(creds)
@@ -472,6 +474,47 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		PickModel: !f.Changed("model") && (sc.Model == "" || slices.Contains(scenarios.Names(), o.scenario)),
 	}
 	return cfg, sc, nil
+}
+
+// defaultPCMSampleRate is the rate of raw PCM when neither --pcm-sample-rate
+// nor the scenario gives one: Qwen3-Omni's and Qwen3-TTS's 24 kHz.
+const defaultPCMSampleRate = 24000
+
+// nameFlags rewrites the scenario's field errors about a field a flag set
+// so that they name the flag (--pcm-sample-rate, not pcm_sample_rate): the
+// user typed the flag, and may have no scenario file to look at.
+func nameFlags(err error, f *pflag.FlagSet) error {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var fe *scenarios.FieldError
+		if errors.As(e, &fe) {
+			if flag := flagOfField(fe.Field); flag != "" && f.Changed(flag) {
+				e = fmt.Errorf("--%s: %s", flag, fe.Msg)
+			}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+// flagOfField is the run flag that sets a scenario field ("" for none).
+func flagOfField(field string) string {
+	switch field {
+	case "kind", "model", "voice", "modalities":
+		return field
+	case "audio_format", "audio_input_style", "pcm_sample_rate":
+		return strings.ReplaceAll(field, "_", "-")
+	case "prompts.source":
+		return "prompts"
+	}
+	if strings.HasPrefix(field, "extra_body") {
+		return "extra-body"
+	}
+	return ""
 }
 
 // applyHeaders adds the -H headers to the scenario, except Authorization,
