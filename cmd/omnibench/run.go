@@ -543,8 +543,28 @@ func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (cred
 	return creds, nil
 }
 
+// checkFlags is plan with run's SLO flags: every check of run's flags that
+// does not depend on this machine (output paths, the shard's index), which
+// kube render makes of the flags it gives every pod.
+func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, []slo.SLO, error) {
+	cfg, sc, err := o.plan(f)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	slos, err := parseSLOs(sc, o.outputs.slos)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
+		return cfg, nil, nil, err
+	} else if ok {
+		slos = append(slos, gate)
+	}
+	return cfg, sc, slos, nil
+}
+
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
-	cfg, sc, err := o.plan(cmd.Flags())
+	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
 	if err != nil {
 		return withExitCode(2, err)
 	}
@@ -553,15 +573,6 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
-	}
-	slos, err := parseSLOs(sc, o.outputs.slos)
-	if err != nil {
-		return withExitCode(2, err)
-	}
-	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
-		return withExitCode(2, err)
-	} else if ok {
-		slos = append(slos, gate)
 	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
