@@ -44,3 +44,26 @@ func TestRunPCMFlagsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// A misspelt command, flag or scenario is refused (exit 2) with the names
+// meant; a flag after an unknown command is not the error.
+func TestDidYouMean(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runn", "--url", "X"}, `unknown command "runn" for "omnibench"; did you mean run?`},
+		{[]string{"run", "--urll", "X"}, "unknown flag: --urll; did you mean --url?"},
+		{[]string{"run", "--concurency", "3"}, "did you mean --concurrency?"},
+		{[]string{"sweep", "--concurency", "1,2"}, "did you mean --concurrency?"},
+		{[]string{"check", "--runn", "x.jsonl"}, "did you mean --run?"},
+		{[]string{"run", "--scenario", "tts-shrt"}, `unknown scenario "tts-shrt"; did you mean tts-short?`},
+		{[]string{"scenarios", "chat-voise"}, "did you mean chat-voice?"},
+	} {
+		_, _, code, err := runMetricsCmd(t, tc.args...)
+		if code != 2 || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("omnibench %q: exit %d, error %q; want exit 2 and %q", tc.args, code, err, tc.want)
+		}
+	}
+}
