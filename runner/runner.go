@@ -73,8 +73,14 @@ type Config struct {
 	Out io.Writer
 	// Log receives notices (stderr).
 	Log io.Writer
-	// Progress, when set, receives a live status line twice a second.
+	// Progress, when set, receives a live status line twice a second; it
+	// is a terminal, and Log lines written meanwhile start on a row of
+	// their own.
 	Progress io.Writer
+	// ProgressWidth, when set, returns the terminal's width in columns:
+	// the status line is cut to fit it (a wrapped line cannot be rewritten
+	// in place). nil: 80 columns.
+	ProgressWidth func() int
 
 	Version string
 	Flags   map[string]string // as given; Redact and secret.URL are applied again
@@ -187,6 +193,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		cfg.Log = io.Discard
 	}
 	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...)
+	var status *progressLine
+	if cfg.Progress != nil {
+		status = &progressLine{w: cfg.Progress, width: cfg.ProgressWidth}
+		cfg.Log = status.above(cfg.Log)
+	}
 	cfg.Log = cfg.Redact.Writer(cfg.Log)
 	if cfg.Out != nil {
 		cfg.Out = cfg.Redact.Writer(cfg.Out)
@@ -413,8 +424,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	var stopProgress func()
-	if cfg.Progress != nil {
-		stopProgress = startProgress(cfg.Progress, col, lcfg)
+	if status != nil {
+		stopProgress = startProgress(status, col, &lcfg)
 	}
 	// Say at once what an interrupt does (a second one is handled by load,
 	// see load.WithAbort).

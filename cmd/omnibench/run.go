@@ -583,6 +583,8 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg.Log = stderr
 	if isTerminal(stderr) {
 		cfg.Progress = stderr
+		// Asked at every update: the terminal may be resized during a run.
+		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
 	}
 	var outFile *os.File
 	if o.out != "" {
