@@ -74,6 +74,7 @@ own embedded simulator.`,
 			c.Args = usageArgs(c.Args)
 		}
 	}
+	addCompletionCmd(root)
 	// So is a flag that does not parse, on every command.
 	forEachCommand(root, func(c *cobra.Command) { c.SetFlagErrorFunc(flagError) })
 	return root
