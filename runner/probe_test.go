@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
 )
 
@@ -188,4 +189,27 @@ func TestPickServedModel(t *testing.T) {
 	rows := r.ServerVsClient()
 	wantAgree(t, rows, "requests completed", 4)
 	wantAgree(t, rows, "audio frames", float64(sumFrames(r.Records)))
+}
+
+// The probe's error, which quotes the server, never shows the credentials:
+// here a gateway that echoes the Authorization header it refused.
+func TestProbeErrorIsRedacted(t *testing.T) {
+	const key = "sk-probe-secret-1234"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"invalid credentials %s"}}`, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv.Close)
+	cfg, _ := probeConfig(t, srv.URL, "", 5)
+	cfg.Client.APIKey = key
+	cfg.Redact = secret.New(key)
+	var log strings.Builder
+	cfg.Log = &log
+	_, err := runGuarded(t, cfg)
+	if !errors.Is(err, errProbe) || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("error %v, want the probe's 401", err)
+	}
+	if strings.Contains(err.Error(), key) || strings.Contains(log.String(), key) {
+		t.Errorf("the key is in the error %q or the log %q", err, log.String())
+	}
 }
