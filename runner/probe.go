@@ -21,6 +21,11 @@ import (
 // answering by then is not judged: the run goes on and says so.
 const probeTimeout = 60 * time.Second
 
+// maxProbeSettle bounds the wait between the probe and the first scrape
+// (--settle, which is meant for the end of the run, up to this): the
+// server finishes counting a request it has answered within moments.
+const maxProbeSettle = time.Second
+
 // errProbe marks an error of the probe request: a failure that every
 // request of the run would share, found before any of them was sent.
 var errProbe = errors.New("the probe request failed")
@@ -85,7 +90,7 @@ func probe(ctx context.Context, cfg *Config, target string) (string, error) {
 	}
 	msg := cfg.Redact.String(rec.Error)
 	if sharedFailure(rec) {
-		hint := ""
+		hint := certificateHintFor(msg)
 		if m, ok := modelRefused(rec); ok {
 			hint = modelHintFor(ctx, tlsconf.Client(cfg.Client.TLSConfig), target, cfg.Client.APIKey, m)
 		}

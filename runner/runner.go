@@ -237,7 +237,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		if sent, err := prepareTarget(ctx, &cfg, out, target); err != nil {
 			return nil, err
 		} else if sent {
-			probeWait = cfg.Settle
+			probeWait = min(cfg.Settle, maxProbeSettle)
 		}
 	}
 
