@@ -65,10 +65,9 @@ func pickServedModel(ctx context.Context, cfg *Config, target string) string {
 	}
 	cfg.Workload = cfg.Workload.WithModel(served[0])
 	if asked == "" {
-		return fmt.Sprintf("no --model given: the server serves one model, %q, GET /v1/models says: using it", served[0])
+		return fmt.Sprintf("no --model given and GET /v1/models lists one model, %q: using it", served[0])
 	}
-	return fmt.Sprintf("the scenario's model %q is not served: the server serves one model, %q, GET /v1/models says: using it (--model chooses another)",
-		asked, served[0])
+	return fmt.Sprintf("GET /v1/models lists one model, %q, not the scenario's %q: using it (--model chooses another)", served[0], asked)
 }
 
 // probe sends the run's request number 0 (for the WebSocket kinds, a

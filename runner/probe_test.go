@@ -180,7 +180,7 @@ func TestPickServedModel(t *testing.T) {
 		}
 	}
 	notes := strings.Join(r.Notes, "\n")
-	if !strings.Contains(notes, `the server serves one model, "the-only-model"`) || !strings.Contains(notes, "probe request (not measured): answered") {
+	if !strings.Contains(notes, `GET /v1/models lists one model, "the-only-model", not the scenario's "Qwen/Qwen3-Omni-30B-A3B-Instruct": using it`) || !strings.Contains(notes, "probe request (not measured): answered") {
 		t.Errorf("notes %q do not say the model pick and the probe", notes)
 	}
 	if r.Delta == nil {
@@ -211,5 +211,23 @@ func TestProbeErrorIsRedacted(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), key) || strings.Contains(log.String(), key) {
 		t.Errorf("the key is in the error %q or the log %q", err, log.String())
+	}
+}
+
+// A server that lists several models keeps the workload's (the probe's
+// refusal names them); one that lists one gives it to a workload that
+// asks for none.
+func TestPickServedModelCases(t *testing.T) {
+	several, _ := refusingServer(t, http.StatusNotFound, "x", "a", "b")
+	cfg, _ := probeConfig(t, several, "", 1)
+	if note := pickServedModel(context.Background(), &cfg, several); note != "" || cfg.Workload.Request(0, 1).Model != "Qwen/Qwen3-TTS-12Hz-1.7B-CustomVoice" {
+		t.Errorf("several models: note %q, model %q; want the scenario's kept", note, cfg.Workload.Request(0, 1).Model)
+	}
+	one, _ := refusingServer(t, http.StatusNotFound, "x", "a")
+	cfg, _ = probeConfig(t, one, "", 1)
+	cfg.Workload = cfg.Workload.WithModel("")
+	note := pickServedModel(context.Background(), &cfg, one)
+	if want := `no --model given and GET /v1/models lists one model, "a": using it`; note != want || cfg.Workload.Request(0, 1).Model != "a" {
+		t.Errorf("no model: note %q, model %q; want %q and a", note, cfg.Workload.Request(0, 1).Model, want)
 	}
 }
