@@ -167,6 +167,9 @@ func (c Config) shardJob(job Job) (Job, func(Arrival)) {
 func (r *runner) begin(ctx context.Context, st *Stats) time.Time {
 	now := r.clk.Now()
 	if r.cfg.StartAt.IsZero() {
+		if r.cfg.OnBegin != nil {
+			r.cfg.OnBegin(0)
+		}
 		return now
 	}
 	// now carries a monotonic reading; Add keeps it.

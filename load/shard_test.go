@@ -172,6 +172,26 @@ func TestShardRefusesWhatCannotSplit(t *testing.T) {
 	}
 }
 
+// Without StartAt, OnBegin is called once too, after the warm-up and
+// before the first measured arrival (the progress line times -d from it).
+func TestOnBeginWithoutStartAt(t *testing.T) {
+	for _, cfg := range []Config{
+		{Rate: 100, Arrival: Constant, Requests: 3, Warmup: 2},
+		{Concurrency: 2, Requests: 3, Warmup: 2},
+	} {
+		var began []time.Duration
+		var measuredBefore int
+		var rec seqRecorder
+		cfg.OnBegin = func(late time.Duration) { began, measuredBefore = append(began, late), len(rec.sorted()) }
+		if _, err := run(context.Background(), cfg, func(_ context.Context, a Arrival) { rec.add(a) }, newFakeClock()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(began, []time.Duration{0}) || measuredBefore != cfg.Warmup {
+			t.Errorf("%s loop: OnBegin %v after %d arrivals; want once, late 0, after the %d warm-ups", cfg.Mode(), began, measuredBefore, cfg.Warmup)
+		}
+	}
+}
+
 // A shard early for StartAt sleeps until it and measures from it; a late
 // one starts at once, measures from StartAt all the same (the schedule is
 // not shifted) and reports how late it was, which shows in the lags.

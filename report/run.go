@@ -275,6 +275,10 @@ var onsetNotes = map[string]string{
 
 // statsHeader is the column set of a distribution table: median only when
 // p50 is not among the percentiles.
+// statsOptional are the columns of a distribution a narrow terminal does
+// without, least telling first: the percentiles and n stay.
+func statsOptional() []string { return []string{"std", "min", "mean", "median", "max"} }
+
 func statsHeader(first string, s *summary.Summary) []string {
 	h := []string{first, "n", "mean", "std", "min"}
 	if !slices.Contains(s.Percentiles, 50) {
@@ -309,7 +313,7 @@ func metricLabel(m summary.Metric) string {
 // and an RTF whose figures are identical to one already shown (for chat
 // audio_rtf is rtf_last_chunk; for speech it is rtf_e2e).
 func latencyTable(s *summary.Summary) Table {
-	t := Table{Title: "Latency and real-time factor", Header: statsHeader("metric", s)}
+	t := Table{Title: "Latency and real-time factor", Header: statsHeader("metric", s), Optional: statsOptional()}
 	var shownRTF []summary.Metric
 	var plain []string // notes no cell refers to, after the numbered ones
 	for _, m := range s.Metrics {
@@ -387,7 +391,7 @@ func continuityTable(s *summary.Summary) (Table, bool) {
 // false when there is none to show, or every figure is 0 (a table of zeros
 // says nothing the continuity table does not).
 func stallTable(s *summary.Summary) (Table, bool) {
-	t := Table{Title: "Underrun and stalls per response", Header: statsHeader("metric", s)}
+	t := Table{Title: "Underrun and stalls per response", Header: statsHeader("metric", s), Optional: statsOptional()}
 	nonzero := false
 	for _, m := range s.Metrics {
 		if slices.Contains(continuityMetrics, m.Name) {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,10 @@ type Table struct {
 	Header []string
 	Rows   [][]string
 	Notes  []string
+	// Optional names columns (by header) that a text table leaves out,
+	// the first named first, when it cannot fit its width otherwise (a
+	// terminal narrower than DefaultWidth); a note says which.
+	Optional []string
 }
 
 // Footnote adds text as a numbered note beneath the table and returns its
@@ -76,21 +81,34 @@ type Options struct {
 }
 
 // WidthFor is the width limit for text written to out: no limit with
-// --wide, the terminal's width when out is a terminal wider than
-// DefaultWidth, else DefaultWidth.
+// --wide, the terminal's width when out is a terminal, else DefaultWidth.
 func WidthFor(out io.Writer, wide bool) int {
 	if wide {
 		return -1
 	}
-	if u, ok := out.(interface{ Unwrap() io.Writer }); ok {
-		out = u.Unwrap() // a redacting writer around the terminal
-	}
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > DefaultWidth {
-			return w
-		}
+	if w, ok := TerminalWidth(out); ok {
+		return w
 	}
 	return DefaultWidth
+}
+
+// TerminalWidth is the width in columns of the terminal out writes to
+// (looking through writers that wrap another, such as a redacting one);
+// false when out is not a terminal.
+func TerminalWidth(out io.Writer) (int, bool) {
+	for {
+		u, ok := out.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		out = u.Unwrap()
+	}
+	f, ok := out.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	return w, err == nil && w > 0
 }
 
 func (o Options) width() int {
@@ -153,6 +171,7 @@ func renderText(w io.Writer, tables []Table, width int) error {
 		if i > 0 {
 			ew.line("")
 		}
+		t = fitColumns(t, width)
 		if t.Title != "" {
 			for _, l := range wrapWords(t.Title, width) {
 				ew.line(l)
@@ -172,6 +191,46 @@ func renderText(w io.Writer, tables []Table, width int) error {
 		}
 	}
 	return ew.err
+}
+
+// fitColumns leaves out t's optional columns, in their order, until its
+// layout fits width (0: no limit), and adds a note naming them.
+func fitColumns(t Table, width int) Table {
+	if width <= 0 || len(t.Optional) == 0 {
+		return t
+	}
+	var dropped []string
+	for _, name := range t.Optional {
+		if layout(t, width).total() <= width {
+			break
+		}
+		if c := slices.Index(t.Header, name); c >= 0 {
+			t = withoutColumn(t, c)
+			dropped = append(dropped, name)
+		}
+	}
+	if len(dropped) > 0 {
+		t.Notes = append(slices.Clone(t.Notes),
+			fmt.Sprintf("%s left out to fit %d columns (--wide shows every column)", strings.Join(dropped, ", "), width))
+	}
+	return t
+}
+
+// withoutColumn is t without column c; t's slices are not changed.
+func withoutColumn(t Table, c int) Table {
+	cut := func(r []string) []string {
+		if c >= len(r) {
+			return r
+		}
+		return slices.Delete(slices.Clone(r), c, c+1)
+	}
+	t.Header = cut(t.Header)
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = cut(r)
+	}
+	t.Rows = rows
+	return t
 }
 
 // columnGap separates the columns of a text table.
@@ -280,6 +339,15 @@ func layout(t Table, width int) grid {
 		g.rows = append(g.rows, wrap(r, false))
 	}
 	return g
+}
+
+// total is the width of the grid's widest line.
+func (g grid) total() int {
+	n := textWidth(columnGap) * max(len(g.widths)-1, 0)
+	for _, w := range g.widths {
+		n += w
+	}
+	return n
 }
 
 // drawGrid draws a laid-out grid with tablewriter, borderless: columns

@@ -119,10 +119,18 @@ func quoteAll(ss []string) []string {
 // ("x509: certificate signed by unknown authority") does not say what to do.
 func certificateHint(errs []summary.ErrorGroup) string {
 	for _, g := range errs {
-		if strings.Contains(g.Message, "x509: ") || strings.Contains(g.Message, "failed to verify certificate") {
-			return "hint: the server's TLS certificate did not verify: give --ca-file FILE with the authority that signed it " +
-				"(or set $SSL_CERT_FILE), or --insecure to skip the check on a test server"
+		if h := certificateHintFor(g.Message); h != "" {
+			return h
 		}
+	}
+	return ""
+}
+
+// certificateHintFor is certificateHint for one error message.
+func certificateHintFor(msg string) string {
+	if strings.Contains(msg, "x509: ") || strings.Contains(msg, "failed to verify certificate") {
+		return "hint: the server's TLS certificate did not verify: give --ca-file FILE with the authority that signed it " +
+			"(or set $SSL_CERT_FILE), or --insecure to skip the check on a test server"
 	}
 	return ""
 }

@@ -73,8 +73,14 @@ type Config struct {
 	Out io.Writer
 	// Log receives notices (stderr).
 	Log io.Writer
-	// Progress, when set, receives a live status line twice a second.
+	// Progress, when set, receives a live status line twice a second; it
+	// is a terminal, and Log lines written meanwhile start on a row of
+	// their own.
 	Progress io.Writer
+	// ProgressWidth, when set, returns the terminal's width in columns:
+	// the status line is cut to fit it (a wrapped line cannot be rewritten
+	// in place). nil: 80 columns.
+	ProgressWidth func() int
 
 	Version string
 	Flags   map[string]string // as given; Redact and secret.URL are applied again
@@ -115,6 +121,15 @@ type Config struct {
 	// SaveAudioDir, when set, receives each response's audio as a playable
 	// WAV file named after the request id (req-000042.wav).
 	SaveAudioDir string
+
+	// Probe sends one unmeasured request before anything else against a
+	// server given by Target, and stops the run with its error when it
+	// fails as every request would (see probe.go).
+	Probe bool
+	// PickModel, with Probe, lets the run ask for the one model GET
+	// /v1/models lists when the workload's model was not the user's
+	// choice (see pickServedModel).
+	PickModel bool
 }
 
 // Outcome is everything a run produced.
@@ -187,6 +202,10 @@ type run struct {
 	target     string
 	simulated  bool
 	metricsURL string
+	// probeWait is how long the first scrape waits for the server to count
+	// the probe request, when one was sent.
+	probeWait time.Duration
+	status    *progressLine // the live status line, when there is a terminal
 
 	sim     *simulator.Running // the embedded simulator, when there is no target
 	cl      *client.Client
@@ -203,7 +222,7 @@ type run struct {
 // prepare checks cfg, finds or starts the target, takes the first scrape,
 // makes the client and writes the results header.
 func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
-	cfg, err = cfg.normalized()
+	cfg, status, err := cfg.normalized()
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +230,7 @@ func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, out: &Outcome{}, target: target, col: &collector{}}
+	r := &run{cfg: cfg, out: &Outcome{}, target: target, col: &collector{}, status: status}
 	defer func() {
 		if err != nil {
 			r.release()
@@ -229,6 +248,16 @@ func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
 		}
 		r.target = r.sim.URL
 		fmt.Fprintf(cfg.Log, "omnibench: no --url given: started the embedded simulator at %s\n", r.sim.URL)
+	} else {
+		// The probe and the model pick may change the workload's model.
+		sent, err := prepareTarget(ctx, &r.cfg, r.out, r.target)
+		if err != nil {
+			return nil, err
+		}
+		if sent {
+			r.probeWait = min(cfg.Settle, maxProbeSettle)
+		}
+		cfg = r.cfg
 	}
 	if err := r.firstScrape(ctx); err != nil {
 		return nil, err
@@ -247,10 +276,7 @@ func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
 		return nil, err
 	}
 	if isWSKind(cfg.Workload.Scenario().Kind) {
-		if r.ws, err = wsclient.New(wsclient.Options{
-			BaseURL: r.target, APIKey: copts.APIKey, Timeout: copts.Timeout, IdleTimeout: copts.IdleTimeout,
-			MaxMessageBytes: cfg.WS.MaxMessageBytes, TLSConfig: copts.TLSConfig,
-		}, r.cl); err != nil {
+		if r.ws, err = newWSClient(&cfg, copts, r.cl); err != nil {
 			return nil, err
 		}
 	}
@@ -258,15 +284,21 @@ func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
 }
 
 // normalized is cfg with its defaults filled in and every output wrapped
-// in the redactor of the credentials it holds.
-func (cfg Config) normalized() (Config, error) {
+// in the redactor of the credentials it holds, and the status line when
+// there is a terminal for it (Log's lines then go above it).
+func (cfg Config) normalized() (Config, *progressLine, error) {
 	if cfg.Workload == nil {
-		return cfg, errors.New("runner: no workload")
+		return cfg, nil, errors.New("runner: no workload")
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
 	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...)
+	var status *progressLine
+	if cfg.Progress != nil {
+		status = &progressLine{w: cfg.Progress, width: cfg.ProgressWidth}
+		cfg.Log = status.above(cfg.Log)
+	}
 	cfg.Log = cfg.Redact.Writer(cfg.Log)
 	if cfg.Out != nil {
 		cfg.Out = cfg.Redact.Writer(cfg.Out)
@@ -277,9 +309,9 @@ func (cfg Config) normalized() (Config, error) {
 	switch cfg.Scrape {
 	case ScrapeAuto, ScrapeOn, ScrapeOff:
 	default:
-		return cfg, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
+		return cfg, nil, fmt.Errorf("runner: scrape mode %q (want auto, on or off)", cfg.Scrape)
 	}
-	return cfg, nil
+	return cfg, status, nil
 }
 
 // release closes the client's connections and the embedded simulator.
@@ -309,7 +341,7 @@ func (r *run) firstScrape(ctx context.Context) error {
 		cfg.Scrape = ScrapeOff
 	}
 	if cfg.Scrape != ScrapeOff {
-		snap, err := cfg.ScrapeOptions().Fetch(ctx, r.metricsURL)
+		snap, err := cfg.ScrapeOptions().FetchSettled(ctx, r.metricsURL, r.probeWait)
 		switch {
 		case err == nil:
 			out.Before = snap
@@ -393,8 +425,8 @@ func (r *run) drive(ctx context.Context) (load.Stats, error) {
 	cfg, out, col := &r.cfg, r.out, r.col
 	lcfg := r.loadConfig()
 	var stopProgress func()
-	if cfg.Progress != nil {
-		stopProgress = startProgress(cfg.Progress, col, lcfg)
+	if r.status != nil {
+		stopProgress = startProgress(r.status, col, &lcfg)
 	}
 	// Say at once what an interrupt does (a second one is handled by load,
 	// see load.WithAbort).

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/omnibench/omnibench/spelling"
 )
 
 // builtinFS holds the built-in scenarios (builtin/<name>.yaml) and prompt
@@ -35,7 +37,7 @@ func Names() []string {
 // Source returns the YAML text of a built-in scenario, comments included.
 func Source(name string) ([]byte, error) {
 	if !slices.Contains(Names(), name) {
-		return nil, fmt.Errorf("scenarios: unknown scenario %q (built-in: %s; or give a YAML file path)", name, strings.Join(Names(), ", "))
+		return nil, unknownScenario(name)
 	}
 	return builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
 }
@@ -66,7 +68,14 @@ func Open(nameOrPath string) (*Scenario, error) {
 	}
 	if !strings.ContainsAny(nameOrPath, `/\`) && !strings.HasSuffix(nameOrPath, ".yaml") && !strings.HasSuffix(nameOrPath, ".yml") {
 		// Looks like a name, not a path: say which names exist.
-		return nil, fmt.Errorf("scenarios: unknown scenario %q (built-in: %s; or give a YAML file path)", nameOrPath, strings.Join(Names(), ", "))
+		return nil, unknownScenario(nameOrPath)
 	}
 	return Load(nameOrPath)
+}
+
+// unknownScenario is the error of a scenario name that is not built in,
+// with the nearest built-in names first when there are any.
+func unknownScenario(name string) error {
+	return fmt.Errorf("scenarios: unknown scenario %q%s (built-in: %s; or give a YAML file path)",
+		name, spelling.Phrase("", spelling.Nearest(name, Names())), strings.Join(Names(), ", "))
 }

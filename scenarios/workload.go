@@ -57,6 +57,15 @@ func (w *Workload) WithHeaders(h map[string]string) *Workload {
 	return &c
 }
 
+// WithModel returns a copy of w whose requests ask for model (the run
+// command's pick of the one model a server serves). Scenario() shows it.
+func (w *Workload) WithModel(model string) *Workload {
+	c := *w
+	c.s = w.s.Clone()
+	c.s.Model = model
+	return &c
+}
+
 // Workload validates the scenario, loads its prompts and returns a frozen
 // copy ready to generate requests.
 func (s *Scenario) Workload() (*Workload, error) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/omnibench/omnibench/spelling"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -243,7 +244,7 @@ func suggest(name string) string {
 			best, bestD := "", math.MaxInt
 			for _, m := range metrics {
 				for _, n := range append([]string{m.name}, m.aliases...) {
-					if d := editDistance(stem, n); d < bestD {
+					if d := spelling.Distance(stem, n); d < bestD {
 						best, bestD = m.name, d
 					}
 				}
@@ -255,7 +256,7 @@ func suggest(name string) string {
 	}
 	best, bestD := "", math.MaxInt
 	for _, c := range canonicalCandidates() {
-		if d := editDistance(name, c); d < bestD {
+		if d := spelling.Distance(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -269,26 +270,4 @@ func suggest(name string) string {
 // length, that the candidate is likely what was meant.
 func nearEnough(name string, d int) bool {
 	return d <= max(2, len([]rune(name))/3)
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

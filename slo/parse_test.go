@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/omnibench/omnibench/spelling"
 )
 
 func TestParseValid(t *testing.T) {
@@ -329,8 +331,8 @@ func TestEditDistance(t *testing.T) {
 		{"ab", "ba", 2}, // no transpositions: plain Levenshtein
 		{"µs", "us", 1}, // runes, not bytes
 	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		if got := spelling.Distance(tt.a, tt.b); got != tt.want {
+			t.Errorf("spelling.Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

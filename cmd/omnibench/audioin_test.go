@@ -242,7 +242,7 @@ func TestRunCmdSpeechCloningByteForByte(t *testing.T) {
 		t.Run(scenario, func(t *testing.T) {
 			srv, rec := startRecordingSim(t, "Qwen/Qwen3-TTS-12Hz-1.7B-CustomVoice", "/v1/audio/speech")
 			out := filepath.Join(t.TempDir(), "out.jsonl")
-			_, stderr, code, err := execRun(t, "--url", srv.URL, "--scenario", scenario, "--prompts", prompts,
+			_, stderr, code, err := execRun(t, "--url", srv.URL, "--no-probe", "--scenario", scenario, "--prompts", prompts,
 				"--extra-body", `{"task_type": "Base"}`, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
 				"--scrape", "off", "--out", out)
 			if code != 0 {
@@ -326,7 +326,7 @@ func TestRunCmdBadAudioPromptsExit2(t *testing.T) {
 		{"cloning under CustomVoice", []string{"--scenario", "tts-short", "--prompts", jsonl("clone.jsonl", `{"prompt": "x", "ref_audio": "ok.wav"}`)},
 			[]string{"clone.jsonl:1: ref_audio:", "task_type Base"}, false},
 		{"bad style", []string{"--prompts", jsonl("style.jsonl", okLine), "--audio-input-style", "base64"},
-			[]string{"audio_input_style", "input_audio or audio_url"}, false},
+			[]string{"--audio-input-style", "input_audio or audio_url"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,7 +358,7 @@ func TestRunCmdAudioDirectoryPrompts(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, "b.wav"), b)
 	writeTestFile(t, filepath.Join(dir, "README"), []byte("ignored"))
 	srv, rec := startRecordingSim(t, "Qwen/Qwen3-Omni-30B-A3B-Instruct", "/v1/chat/completions")
-	_, stderr, code, err := execRun(t, "--url", srv.URL, "--prompts", dir, "-n", "4", "-c", "1", "--warmup", "0", "--settle", "0", "--scrape", "off")
+	_, stderr, code, err := execRun(t, "--url", srv.URL, "--no-probe", "--prompts", dir, "-n", "4", "-c", "1", "--warmup", "0", "--settle", "0", "--scrape", "off")
 	if code != 0 {
 		t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)
 	}
@@ -402,7 +402,7 @@ func TestRunCmdVoiceChatScenario(t *testing.T) {
 		wantS += p.Audio.DurationS
 		wantBytes += int64(p.Audio.Bytes)
 	}
-	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--scenario", "voice-chat", "-n", "5", "--warmup", "0",
+	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--no-probe", "--scenario", "voice-chat", "-n", "5", "--warmup", "0",
 		"--format", "json", "--settle", "0", "--scrape", "off")
 	if code != 0 {
 		t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)

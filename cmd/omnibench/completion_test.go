@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,5 +69,48 @@ func TestCompletionOffersValues(t *testing.T) {
 				t.Errorf("%q offers %q, which should not be offered", c.args, n)
 			}
 		}
+	}
+}
+
+// The bash script needs the bash-completion package: loaded without it, it
+// says so and defines nothing (rather than a TAB that prints "command not
+// found"); with it, it registers the completion.
+func TestBashCompletionNeedsThePackage(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	root := newRootCmd("test")
+	var script, errOut bytes.Buffer
+	root.SetOut(&script)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"completion", "bash"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("completion bash: %v\n%s", err, errOut.String())
+	}
+	file := filepath.Join(t.TempDir(), "omnibench.bash")
+	if err := os.WriteFile(file, script.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, before string
+		wantStderr   string
+		registered   bool
+	}{
+		{"without bash-completion", "", "needs the bash-completion package", false},
+		{"with bash-completion", "_get_comp_words_by_ref() { :; }; ", "", true},
+	} {
+		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", tc.before+`source "$1"; complete -p omnibench >/dev/null 2>&1 && echo registered`, "bash", file)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run() // the outcome is in what it printed
+		if got := strings.Contains(stdout.String(), "registered"); got != tc.registered || !strings.Contains(stderr.String(), tc.wantStderr) ||
+			(tc.wantStderr == "" && stderr.Len() > 0) {
+			t.Errorf("%s: registered %v, stderr %q; want registered %v, stderr with %q", tc.name, got, stderr.String(), tc.registered, tc.wantStderr)
+		}
+	}
+	help, _, _, _ := runMetricsCmd(t, "completion", "--help")
+	if !strings.Contains(help, "Bash completion needs the bash-completion package") {
+		t.Errorf("completion --help does not say bash needs bash-completion:\n%s", help)
 	}
 }

@@ -105,7 +105,8 @@ func TestExitStatusContract(t *testing.T) {
 		// 0, 1 and 3 where they are cheap.
 		{"scenarios: ok", []string{"scenarios"}, 0, ""},
 		{"run: ok", append([]string{"run", "-n", "2"}, fast...), 0, ""},
-		{"run: nothing measured", []string{"run", "--url", refused, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off"}, 1, "nothing was measured"},
+		{"run: nothing measured", []string{"run", "--url", refused, "--no-probe", "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off"}, 1, "nothing was measured"},
+		{"run: server unreachable", []string{"run", "--url", refused, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off"}, 1, "connection refused"},
 		{"run: SLO missed", append([]string{"run", "-n", "2", "--slo", "completed>=3"}, fast...), 3, "completed>=3"},
 		{"check: rules fail", []string{"check", snapshot}, 1, ""},
 	} {

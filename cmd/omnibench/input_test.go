@@ -62,7 +62,7 @@ func TestHeaderAuthorizationAllowed(t *testing.T) {
 	hs := httptest.NewServer(ks)
 	defer hs.Close()
 	sum := filepath.Join(t.TempDir(), "run.json")
-	stdout, stderr, code, err := execRun(t, "--url", hs.URL, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
+	stdout, stderr, code, err := execRun(t, "--url", hs.URL, "--no-probe", "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
 		"-H", "Authorization: Bearer "+token, "--format", "json", "--summary", sum)
 	if code != 0 {
 		t.Fatalf("exit %d (%v)\nstderr:\n%s", code, err, stderr)

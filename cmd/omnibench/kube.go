@@ -145,15 +145,19 @@ func (o *kubeRenderOptions) prepare(runArgs []string) error {
 			return fmt.Errorf("run flag --%s after --: %s", name, hint)
 		}
 	}
-	if err := fs.Set("scenario", o.scenario); err != nil {
-		return err
+	// The pods get --url, --scenario and --prompts from render: checked
+	// here as run checks them.
+	for name, value := range map[string]string{"url": o.p.URL, "scenario": o.scenario} {
+		if err := fs.Set(name, value); err != nil {
+			return err
+		}
 	}
 	if o.prompts != "" {
 		if err := fs.Set("prompts", o.prompts); err != nil {
 			return err
 		}
 	}
-	cfg, sc, err := ro.plan(fs)
+	cfg, sc, _, err := ro.checkFlags(fs)
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,10 @@ func TestKubeRenderCmd(t *testing.T) {
 		{[]string{"--shards", "3", "--url", "http://x", "--start-at", "noon"}, "RFC 3339"},
 		{[]string{"--shards", "3", "--url", "http://x", "--scenario", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 		{[]string{"--shards", "3", "--url", "http://x", "stray"}, "after --"},
+		// Refused as run refuses them, so that no pod exits 2.
+		{[]string{"--shards", "3", "--url", "vllm:8000"}, `--url "vllm:8000": want an http:// or https:// URL`},
+		{[]string{"--shards", "3", "--url", "http://x", "--", "--slo", "bogus<1"}, `unknown figure "bogus"`},
+		{[]string{"--shards", "3", "--url", "http://x", "--", "--max-error-rate", "2"}, "--max-error-rate 2"},
 	} {
 		_, _, code, err := runMetricsCmd(t, append([]string{"kube", "render"}, tc.args...)...)
 		if code != 2 || err == nil || !strings.Contains(err.Error(), tc.mention) {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/omnibench/omnibench/spelling"
 )
 
 func newRootCmd(version string) *cobra.Command {
@@ -32,21 +37,16 @@ own embedded simulator.`,
 			return checkWireInput(cmd, args)
 		},
 	}
-	// A flag that does not parse is unusable input, like any other bad flag.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
-	// So is a command that does not exist. Cobra reports one only when the
-	// root takes no arguments of its own; these two keep its wording and
-	// suggestions but exit 2, and `omnibench` alone still prints the help.
+	// A command that does not exist is unusable input (exit 2). Cobra
+	// reports one only when the root takes no arguments of its own; this
+	// keeps its wording and suggestions, and `omnibench` alone still
+	// prints the help.
 	root.SuggestionsMinimumDistance = 2
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil
 		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, " or ") + "?"
-		}
-		return withExitCode(2, fmt.Errorf("%s (see omnibench --help)", msg))
+		return unknownCommand(cmd, args[0])
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.AddCommand(
@@ -75,7 +75,54 @@ own embedded simulator.`,
 			c.Args = usageArgs(c.Args)
 		}
 	}
+	addCompletionCmd(root)
+	// So is a flag that does not parse, on every command.
+	forEachCommand(root, func(c *cobra.Command) { c.SetFlagErrorFunc(flagError) })
 	return root
+}
+
+// forEachCommand calls fn for c and every command under it.
+func forEachCommand(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		forEachCommand(sub, fn)
+	}
+}
+
+// unknownCommand is the error of a command name that does not exist, with
+// cobra's suggestions.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return withExitCode(2, fmt.Errorf("%s (see omnibench --help)", msg))
+}
+
+// flagError is the error of a flag that does not parse (exit 2). An unknown
+// flag gets the nearest known ones as suggestions; on the root, after a
+// word that is no command (`omnibench runn --url X`), the unknown command
+// is the error: the flag is unknown only because the command is.
+func flagError(cmd *cobra.Command, err error) error {
+	if !cmd.HasParent() {
+		if args := cmd.Flags().Args(); len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+	}
+	var unknown *pflag.NotExistError
+	if errors.As(err, &unknown) && unknown.GetSpecifiedName() != "" {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		slices.Sort(names)
+		names = slices.Compact(names) // a persistent flag is in both sets
+		err = fmt.Errorf("%w%s", err, spelling.Phrase("--", spelling.Nearest(unknown.GetSpecifiedName(), names)))
+	}
+	return withExitCode(2, err)
 }
 
 // usageArgs marks an argument-count error as unusable input (exit 2).

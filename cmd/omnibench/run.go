@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +65,7 @@ type runOptions struct {
 	maxInflight int
 	seed        int64
 	grace       time.Duration
+	noProbe     bool
 
 	// client
 	timeout, idleTimeout time.Duration
@@ -160,7 +162,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, "sample rate of raw PCM audio (default 24000)")
+	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", defaultPCMSampleRate))
 	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
 
 	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
@@ -180,6 +182,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
 	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
 	f.DurationVar(&o.grace, "grace", 5*time.Second, "on Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	f.BoolVar(&o.noProbe, "no-probe", false, "with --url: skip the probe request sent before the run (it stops the run when the server refuses the connection, the credentials, the route or the model)")
 
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
@@ -248,6 +251,8 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	if f.Changed("pcm-sample-rate") {
 		sc.PCMSampleRate = o.pcmRate
+	} else if f.Changed("audio-format") && sc.AudioFormat == scenarios.FormatPCM && sc.PCMSampleRate == 0 {
+		sc.PCMSampleRate = defaultPCMSampleRate // raw PCM states no rate: the flag's documented default
 	}
 	if o.extraBody != "" {
 		var extra map[string]any
@@ -271,7 +276,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	}
 	wl, err := sc.Workload()
 	if err != nil {
-		return cfg, nil, err
+		return cfg, nil, nameFlags(err, f)
 	}
 	if len(creds) > 0 {
 		wl = wl.WithHeaders(creds)
@@ -475,8 +480,53 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           commandRedactor(f),
 		Notes:            notes,
+		Probe:            !o.noProbe,
+		// A built-in scenario's model is an example: a server that serves
+		// one model is asked for that one unless --model says otherwise.
+		PickModel: !f.Changed("model") && (sc.Model == "" || slices.Contains(scenarios.Names(), o.scenario)),
 	}
 	return cfg, sc, nil
+}
+
+// defaultPCMSampleRate is the rate of raw PCM when neither --pcm-sample-rate
+// nor the scenario gives one: Qwen3-Omni's and Qwen3-TTS's 24 kHz.
+const defaultPCMSampleRate = 24000
+
+// nameFlags rewrites the scenario's field errors about a field a flag set
+// so that they name the flag (--pcm-sample-rate, not pcm_sample_rate): the
+// user typed the flag, and may have no scenario file to look at.
+func nameFlags(err error, f *pflag.FlagSet) error {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var fe *scenarios.FieldError
+		if errors.As(e, &fe) {
+			if flag := flagOfField(fe.Field); flag != "" && f.Changed(flag) {
+				e = fmt.Errorf("--%s: %s", flag, fe.Msg)
+			}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+// flagOfField is the run flag that sets a scenario field ("" for none).
+func flagOfField(field string) string {
+	switch field {
+	case "kind", "model", "voice", "modalities":
+		return field
+	case "audio_format", "audio_input_style", "pcm_sample_rate":
+		return strings.ReplaceAll(field, "_", "-")
+	case "prompts.source":
+		return "prompts"
+	}
+	if strings.HasPrefix(field, "extra_body") {
+		return "extra-body"
+	}
+	return ""
 }
 
 // applyHeaders adds the -H headers to the scenario, except Authorization,
@@ -505,8 +555,28 @@ func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (cred
 	return creds, nil
 }
 
+// checkFlags is plan with run's SLO flags: every check of run's flags that
+// does not depend on this machine (output paths, the shard's index), which
+// kube render makes of the flags it gives every pod.
+func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, []slo.SLO, error) {
+	cfg, sc, err := o.plan(f)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	slos, err := parseSLOs(sc, o.outputs.slos)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
+		return cfg, nil, nil, err
+	} else if ok {
+		slos = append(slos, gate)
+	}
+	return cfg, sc, slos, nil
+}
+
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
-	cfg, sc, err := o.plan(cmd.Flags())
+	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
 	if err != nil {
 		return withExitCode(2, err)
 	}
@@ -515,15 +585,6 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
-	}
-	slos, err := parseSLOs(sc, o.outputs.slos)
-	if err != nil {
-		return withExitCode(2, err)
-	}
-	if gate, ok, err := slo.MaxErrorRate(o.maxErrorRate); err != nil {
-		return withExitCode(2, err)
-	} else if ok {
-		slos = append(slos, gate)
 	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
@@ -534,6 +595,8 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg.Log = stderr
 	if isTerminal(stderr) {
 		cfg.Progress = stderr
+		// Asked at every update: the terminal may be resized during a run.
+		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
 	}
 	var outFile *os.File
 	if o.out != "" {

@@ -283,7 +283,7 @@ func TestRunCmdAPIKeyNeverWritten(t *testing.T) {
 			out, sum := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.json")
 			outputs := map[string]string{}
 			for _, format := range []string{"json", "table"} {
-				stdout, stderr, code, err := execRun(t, "--url", hs.URL, "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
+				stdout, stderr, code, err := execRun(t, "--url", hs.URL, "--no-probe", "-n", "2", "-c", "1", "--warmup", "0", "--settle", "0",
 					"--api-key", key, "-H", "X-Api-Key: "+header, "--format", format, "--out", out, "--summary", sum)
 				// Every request rejected: nothing was measured (exit 1).
 				if want := map[bool]int{false: 0, true: 1}[reject]; code != want {

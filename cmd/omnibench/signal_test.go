@@ -145,7 +145,8 @@ func TestRunSecondInterruptCancelsAtOnce(t *testing.T) {
 	defer hs.Close()
 	dir := t.TempDir()
 	out, sum := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.json")
-	r := startSignalledRun(t, bin, "--url", hs.URL, "-n", "4", "-c", "2", "--warmup", "0", "--grace", "10m",
+	// --no-probe: the probe would be one more minute-long stream.
+	r := startSignalledRun(t, bin, "--url", hs.URL, "--no-probe", "-n", "4", "-c", "2", "--warmup", "0", "--grace", "10m",
 		"--out", out, "--summary", sum, "--settle", "0")
 	r.waitFor("two requests in flight", func() bool { return started.Load() >= 2 })
 	r.signal(syscall.SIGINT)

@@ -42,7 +42,7 @@ func TestRunNothingMeasuredModelNotFound(t *testing.T) {
 	srv := modelNotFound(t)
 	dir := t.TempDir()
 	sum, html := filepath.Join(dir, "run.json"), filepath.Join(dir, "run.html")
-	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--model", "nope", "-n", "5", "-c", "2", "--warmup", "0",
+	stdout, stderr, code, err := execRun(t, "--url", srv.URL, "--no-probe", "--model", "nope", "-n", "5", "-c", "2", "--warmup", "0",
 		"--scrape", "off", "--format", "markdown", "--summary", sum, "--html", html)
 	if code != 1 {
 		t.Fatalf("exit %d (%v), want 1: nothing was measured\nstderr:\n%s", code, err, stderr)
@@ -88,7 +88,7 @@ func TestRunNothingMeasuredConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	_, stderr, code, err := execRun(t, "--url", "http://"+addr, "-n", "3", "-c", "1", "--warmup", "0", "--scrape", "off")
+	_, stderr, code, err := execRun(t, "--url", "http://"+addr, "--no-probe", "-n", "3", "-c", "1", "--warmup", "0", "--scrape", "off")
 	if code != 1 {
 		t.Fatalf("exit %d (%v), want 1\nstderr:\n%s", code, err, stderr)
 	}
@@ -172,7 +172,7 @@ func TestRunMaxErrorRateRejectsBadValues(t *testing.T) {
 func TestRunHintModelNotServed(t *testing.T) {
 	t.Parallel()
 	srv := modelNotFound(t)
-	_, stderr, code, _ := execRun(t, "--url", srv.URL, "--model", "nope", "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off")
+	_, stderr, code, _ := execRun(t, "--url", srv.URL, "--no-probe", "--model", "nope", "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
