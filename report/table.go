@@ -73,6 +73,9 @@ type Options struct {
 	// DefaultWidth, a negative value means no limit (--wide). Markdown and
 	// CSV are for programs and are never wrapped.
 	Width int
+	// Colour paints the failure words of text tables (MISS, FAIL) red:
+	// for a terminal (ColourFor), never for a file or a pipe.
+	Colour bool
 }
 
 // WidthFor is the width limit for text written to out: no limit with
@@ -111,7 +114,7 @@ func Render(w io.Writer, format string, tables ...Table) error {
 func RenderWith(w io.Writer, format string, opts Options, tables ...Table) error {
 	switch format {
 	case FormatTable, "":
-		return renderText(w, tables, opts.width())
+		return renderText(w, tables, opts.width(), opts.Colour)
 	case FormatMarkdown, "md":
 		return renderMarkdown(w, tables)
 	case FormatCSV:
@@ -144,7 +147,7 @@ func (e *errWriter) line(s string) {
 	}
 }
 
-func renderText(w io.Writer, tables []Table, width int) error {
+func renderText(w io.Writer, tables []Table, width int, colour bool) error {
 	ew := &errWriter{w: w}
 	for i, t := range tables {
 		if i > 0 {
@@ -160,6 +163,9 @@ func renderText(w io.Writer, tables []Table, width int) error {
 			return fmt.Errorf("report: table %q: %w", t.Title, err)
 		}
 		for _, l := range lines {
+			if colour {
+				l = colourFailures(l)
+			}
 			ew.line(l)
 		}
 		for _, n := range t.Notes {
