@@ -513,6 +513,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	} else if ok {
 		slos = append(slos, gate)
 	}
+	for _, s := range slos {
+		cfg.SLOs = append(cfg.SLOs, s.Expr)
+	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
@@ -594,6 +597,14 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	failed := errors.Join(outErr, metricsErr)
 	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
+	return endReport(cmd.OutOrStdout(), o.format, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
+		measuredText(outcome.Summary, verdicts))
+}
+
+// runStatus is the outcome of a run that reported: the run's own error,
+// then an output that could not be written, then nothing measured, then
+// the SLO verdicts.
+func runStatus(stderr io.Writer, runErr, failed error, s *summary.Summary, verdicts []slo.Result) error {
 	switch {
 	case runErr != nil:
 		if failed != nil {
@@ -605,8 +616,8 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			fmt.Fprintln(stderr, "omnibench:", miss)
 		}
 		return failed
-	case outcome.Summary.NothingMeasured():
-		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
+	case s.NothingMeasured():
+		return failure(errors.New(report.NothingMeasured(s)))
 	}
 	return sloMiss(verdicts)
 }
