@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"golang.org/x/term"
 )
@@ -49,13 +50,24 @@ func (o Outcome) colour() string {
 	return ansiYellow
 }
 
-// WriteVerdict writes the verdict line, its outcome coloured when colour.
-func WriteVerdict(w io.Writer, v Verdict, colour bool) error {
-	outcome := string(v.Outcome)
-	if colour {
-		outcome = v.Outcome.colour() + outcome + ansiReset
+// WriteVerdict writes the verdict line, wrapped to the width of the
+// tables (a long reason continues on lines indented by two spaces), its
+// outcome coloured when opts.Colour.
+func WriteVerdict(w io.Writer, v Verdict, opts Options) error {
+	width := opts.width()
+	lines := wrapWords(v.Line(), width)
+	if len(lines) > 1 {
+		words := strings.Fields(v.Line())
+		rest := strings.Join(words[len(strings.Fields(lines[0])):], " ")
+		lines = lines[:1]
+		for _, l := range wrapWords(rest, max(20, width-2)) {
+			lines = append(lines, "  "+l)
+		}
 	}
-	_, err := io.WriteString(w, outcome+": "+v.Reason+"\n")
+	if opts.Colour {
+		lines[0] = v.Outcome.colour() + string(v.Outcome) + ansiReset + strings.TrimPrefix(lines[0], string(v.Outcome))
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
 	return err
 }
 
