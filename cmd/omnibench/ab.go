@@ -399,7 +399,7 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
-	return endReport(cmd.OutOrStdout(), o.run.format, status, verdict.Reason)
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
 }
 
 // abStatus is the outcome of an A/B run that analysed its arms: a failed

@@ -401,7 +401,7 @@ func TestABRefusalIsTheVerdict(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (refused)\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
-	if line := lastLine(out); !strings.HasPrefix(line, "NO VERDICT: ") || !strings.Contains(line, "saturated load generator") {
+	if line := verdictLine(out); !strings.HasPrefix(line, "NO VERDICT: ") || !strings.Contains(line, "saturated load generator") {
 		t.Errorf("last line %q, want NO VERDICT and the reason", line)
 	}
 	html, err := os.ReadFile(page)

@@ -178,7 +178,7 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 	if rep.Skipped > 0 {
 		pass += fmt.Sprintf(", %d skipped", rep.Skipped)
 	}
-	return endReport(out, o.format, status, pass)
+	return endReport(out, o.format, false, status, pass)
 }
 
 // checkScrape loads one scrape and keeps its bytes for the format rules.

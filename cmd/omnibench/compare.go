@@ -153,7 +153,7 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 			fmt.Fprintln(cmd.ErrOrStderr(), n)
 		}
 	}
-	return endReport(cmd.OutOrStdout(), o.format, status, verdict.Reason)
+	return endReport(cmd.OutOrStdout(), o.format, false, status, verdict.Reason)
 }
 
 // compareStatus is the outcome of a comparison: a failed gate is a missed

@@ -79,6 +79,7 @@ func TestExitStatusContract(t *testing.T) {
 	}
 	h.Client = &results.ClientHealth{Saturated: true, ClientDelayMS: 40, Reasons: []string{"CPU 97 % of 2 cores"}}
 	writeResults(t, saturated, h, recs)
+	badLine := write("badline.jsonl", `{"type":"header","schema_version":1,"mode":"closed"}`+"\n"+`{"type":"request","id":"a","e2e_s":1}`+"\n"+"not json\n")
 
 	for _, tc := range []struct {
 		name string
@@ -97,6 +98,7 @@ func TestExitStatusContract(t *testing.T) {
 		{"run: scenario SLO", []string{"run", "--scenario", badSLOScenario}, 2, "slos[0]"},
 		{"run: argument", []string{"run", "extra"}, 2, "extra"},
 		{"report: not a results file", []string{"report", garbage}, 2, "garbage.jsonl:1"},
+		{"report: a bad line", []string{"report", badLine}, 2, "badline.jsonl:3: not a record: not a JSON object"},
 		{"report: percentile", []string{"report", "--percentiles", "150", garbage}, 2, "outside (0, 100]"},
 		{"serve: bad address", []string{"serve", "--addr", "nope"}, 2, "--addr"},
 		{"serve: argument", []string{"serve", "extra"}, 2, "extra"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -102,7 +103,7 @@ exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
 			// The same verdict, line and status as the run that wrote the
 			// file: a run that measured nothing is a failure, whatever its
 			// SLOs say.
-			return endReport(cmd.OutOrStdout(), o.format, runStatus(cmd.ErrOrStderr(), nil, nil, s, rep.SLOs), measuredText(s, rep.SLOs))
+			return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(cmd.ErrOrStderr(), nil, nil, s, rep.SLOs), measuredText(s, rep.SLOs))
 		},
 	}
 	f := cmd.Flags()
@@ -161,6 +162,9 @@ func reportSLOs(given []string, h results.Header) ([]slo.SLO, error) {
 // keys only when anyJSON (replay also reads trace files, whose own error is
 // the better one).
 func notResultsFile(path string, err error, anyJSON bool) error {
+	if le := (*results.LineError)(nil); errors.As(err, &le) && le.Line > 1 {
+		return err // a results file with a bad line: the line says what is wrong
+	}
 	f, oerr := os.Open(path)
 	if oerr != nil {
 		return err

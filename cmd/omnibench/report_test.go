@@ -199,7 +199,7 @@ func TestReportShowsAndExitsWhatTheRunDid(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, repOut)
 		}
 	}
-	if got, want := lastLine(repOut), lastLine(runOut); got != want || !strings.HasPrefix(got, "FAIL: SLO audio_ttfp_p95<1us: ") {
+	if got, want := verdictLine(repOut), verdictLine(runOut); got != want || !strings.HasPrefix(got, "FAIL: SLO audio_ttfp_p95<1us: ") {
 		t.Errorf("report ends with %q, the run with %q", got, want)
 	}
 }
@@ -215,8 +215,13 @@ func sloSection(out string) string {
 	return s
 }
 
-// lastLine is the last line of out.
-func lastLine(out string) string {
+// verdictLine is the verdict line a report ends with, its wrapped
+// continuation lines (indented) joined back.
+func verdictLine(out string) string {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	return lines[len(lines)-1]
+	i := len(lines) - 1
+	for i > 0 && strings.HasPrefix(lines[i], "  ") {
+		i--
+	}
+	return strings.Join(strings.Fields(strings.Join(lines[i:], " ")), " ")
 }

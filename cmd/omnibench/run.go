@@ -597,7 +597,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	failed := errors.Join(outErr, metricsErr)
 	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
-	return endReport(cmd.OutOrStdout(), o.format, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
+	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
 		measuredText(outcome.Summary, verdicts))
 }
 

@@ -481,7 +481,7 @@ func (o *sweepOptions) runSweep(ctx context.Context, cmd *cobra.Command) error {
 	if runErr != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the levels measured so far were reported")
 	}
-	return endReport(cmd.OutOrStdout(), o.run.format, status, verdict.Reason)
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
 }
 
 // sweepStatus is the outcome of a sweep: exit 3 when any level missed an
@@ -562,7 +562,7 @@ func (o *capacityOptions) runCapacity(ctx context.Context, cmd *cobra.Command) e
 	if runErr != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the search so far was reported")
 	}
-	return endReport(cmd.OutOrStdout(), o.run.format, status, verdict.Reason)
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
 }
 
 // capacityStatus is the outcome of a capacity search: 0 when it found the

@@ -31,13 +31,19 @@ func verdictOf(err error, pass string) report.Verdict {
 
 // endReport ends a text or Markdown report on w with its verdict line (see
 // verdictOf) and returns err: the line is the last thing the report says,
-// coloured on a terminal. JSON and CSV carry no line, as they are for
-// programs, which read the exit status.
-func endReport(w io.Writer, format string, err error, pass string) error {
-	if format != report.FormatTable && format != report.FormatMarkdown && format != "" {
+// fitted to the tables' width (unless wide) and coloured on a terminal.
+// JSON and CSV carry no line, as they are for programs, which read the
+// exit status.
+func endReport(w io.Writer, format string, wide bool, err error, pass string) error {
+	opts := report.Options{Width: report.WidthFor(w, wide), Colour: report.ColourFor(w)}
+	switch format {
+	case report.FormatTable, "":
+	case report.FormatMarkdown:
+		opts.Width = -1 // for programs: never wrapped
+	default:
 		return err
 	}
-	if werr := report.WriteVerdict(w, verdictOf(err, pass), report.ColourFor(w)); werr != nil {
+	if werr := report.WriteVerdict(w, verdictOf(err, pass), opts); werr != nil {
 		return errors.Join(err, fmt.Errorf("writing the verdict: %w", werr))
 	}
 	return err
