@@ -79,14 +79,14 @@ func TestRenderColoursFailures(t *testing.T) {
 // TestHTMLVerdictBadgeAndFailureCells: the page shows its verdict under
 // the title and marks the MISS cells.
 func TestHTMLVerdictBadgeAndFailureCells(t *testing.T) {
-	tbl := Table{Header: []string{"objective", "verdict"}, Rows: [][]string{{"e2e_p95<1s", "MISS"}, {"error_rate<=0.5", "pass"}}}
+	tbl := Table{Header: []string{"objective", "verdict"}, Rows: [][]string{{"e2e_p95<1s", "MISS"}, {"error_rate<=0.5", "pass"}, {"e2e_p99<2s", "MISS [1]"}}}
 	page := HTMLReport{Title: "t", Verdict: &Verdict{Outcome: Fail, Reason: "SLO e2e_p95<1s missed"}, Sections: []HTMLSection{TablesSection("SLOs", tbl)}}
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, page); err != nil {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, want := range []string{`<p class="verdict fail" role="status"><strong>FAIL</strong>: SLO e2e_p95&lt;1s missed</p>`, `<td class="fail">MISS</td>`} {
+	for _, want := range []string{`<p class="verdict fail" role="status"><strong>FAIL</strong>: SLO e2e_p95&lt;1s missed</p>`, `<td class="fail">MISS</td>`, `<td class="fail">MISS [1]</td>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %s", want)
 		}
