@@ -1,8 +1,9 @@
 package main
 
 // The exit-status contract of README.md ("Exit status"), command by command:
-// 0 ok, 1 failure or nothing measured, 2 unusable input, 3 SLO or gate
-// missed, 130 interrupted (TestRunCmdSignal sends the signal). Every case
+// 0 ok, 1 failure, nothing measured, a server that cannot be reached or a
+// refused verdict, 2 unusable input, 3 SLO or gate missed, 130 interrupted
+// (TestRunCmdSignal sends the signal). Every case
 // runs the real command in process; none needs more than a few requests.
 
 import (
