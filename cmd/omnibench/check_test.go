@@ -241,7 +241,7 @@ func TestCheckOutputFits(t *testing.T) {
 			t.Fatalf("stats %v: code %d, %v\n%s", stats, code, err, out)
 		}
 		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		if len(lines) > 3 || widest(out) > 100 || !strings.HasPrefix(lines[len(lines)-1], "PASS: ") {
+		if len(lines) > 4 || widest(out) > 100 || !strings.HasPrefix(lines[len(lines)-1], "PASS: ") {
 			t.Errorf("stats %v: %d lines, widest %d columns:\n%s", stats, len(lines), widest(out), out)
 		}
 		verbose, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--verbose")

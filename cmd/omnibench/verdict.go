@@ -31,7 +31,9 @@ func verdictOf(err error, pass string) report.Verdict {
 
 // endReport ends a text or Markdown report on w with its verdict line (see
 // verdictOf) and returns err: the line is the last thing the report says,
-// fitted to the tables' width (unless wide) and coloured on a terminal.
+// after a blank line (which also ends a Markdown note it would otherwise
+// continue), fitted to the tables' width (unless wide) and coloured on a
+// terminal.
 // JSON and CSV carry no line, as they are for programs, which read the
 // exit status.
 func endReport(w io.Writer, format string, wide bool, err error, pass string) error {
@@ -43,7 +45,11 @@ func endReport(w io.Writer, format string, wide bool, err error, pass string) er
 	default:
 		return err
 	}
-	if werr := report.WriteVerdict(w, verdictOf(err, pass), opts); werr != nil {
+	_, werr := io.WriteString(w, "\n")
+	if werr == nil {
+		werr = report.WriteVerdict(w, verdictOf(err, pass), opts)
+	}
+	if werr != nil {
 		return errors.Join(err, fmt.Errorf("writing the verdict: %w", werr))
 	}
 	return err
