@@ -11,7 +11,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -85,7 +84,7 @@ func WidthFor(out io.Writer, wide bool) int {
 	if wide {
 		return -1
 	}
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := terminal(out); ok {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > DefaultWidth {
 			return w
 		}

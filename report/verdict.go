@@ -77,8 +77,21 @@ func ColourFor(out io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
+	_, ok := terminal(out)
+	return ok
+}
+
+// terminal is the terminal out writes to, seen through the writers that
+// wrap one (a redacting writer has Unwrap); false when out is a file, a
+// pipe or a buffer.
+func terminal(out io.Writer) (*os.File, bool) {
+	for range 4 { // a wrapper of a wrapper at most, in practice
+		if u, ok := out.(interface{ Unwrap() io.Writer }); ok {
+			out = u.Unwrap()
+		}
+	}
 	f, ok := out.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return f, ok && term.IsTerminal(int(f.Fd()))
 }
 
 // failureWords are the cells and words a coloured text table shows in red:

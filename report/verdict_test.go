@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -117,5 +119,35 @@ func TestRunTablesOfARecordedVerdict(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no load generator section")
+	}
+}
+
+// wrapped is a writer around another, as the redacting writer of the
+// commands is.
+type wrapped struct{ io.Writer }
+
+func (w wrapped) Unwrap() io.Writer { return w.Writer }
+
+// TestColourFor: a terminal, also behind a wrapping writer, is coloured
+// unless NO_COLOR is set; a pipe never is.
+func TestColourFor(t *testing.T) {
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0) // the master side of a new pseudo-terminal
+	if err != nil {
+		t.Skipf("no pseudo-terminal to test with: %v", err)
+	}
+	defer tty.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	t.Setenv("NO_COLOR", "")
+	if !ColourFor(wrapped{tty}) || ColourFor(w) || ColourFor(&bytes.Buffer{}) {
+		t.Errorf("terminal %v, pipe %v, buffer %v; want true, false, false", ColourFor(wrapped{tty}), ColourFor(w), ColourFor(&bytes.Buffer{}))
+	}
+	t.Setenv("NO_COLOR", "1")
+	if ColourFor(tty) {
+		t.Errorf("NO_COLOR=1: a terminal is still coloured")
 	}
 }
