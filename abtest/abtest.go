@@ -382,6 +382,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if res.Interrupted {
 		res.Warnings = append(res.Warnings, "interrupted: the arms are incomplete and may be unbalanced; the figures cover what was measured")
 	}
+	refusal := refusal(res, cfg.AllowSaturated)
+	if refusal != nil {
+		res.refuse(refusal.Error())
+	}
 	if cfg.OutDir != "" {
 		path := filepath.Join(cfg.OutDir, ResultFile)
 		if err := writeJSONFile(path, res); err != nil {
@@ -393,23 +397,34 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		// the round in flight made of it.
 		return res, fmt.Errorf("abtest: interrupted: %w", ctx.Err())
 	}
+	if refusal != nil {
+		return res, fmt.Errorf("abtest: no verdict: %w", refusal)
+	}
+	return res, res.Err()
+}
+
+// refusal says why res can give no verdict (nil when it can): an arm
+// measured by a saturated load generator (unless allowed), or an arm
+// without a successful measured request. A B that only failed fails its
+// gates, when there are any: that is a verdict (a regression), not a
+// refusal.
+func refusal(res *Result, allowSaturated bool) error {
 	for _, a := range []*ArmResult{res.A, res.B} {
-		if a.Client != nil && a.Client.Saturated && !cfg.AllowSaturated {
-			return res, fmt.Errorf("abtest: no verdict: arm %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
+		if a.Client != nil && a.Client.Saturated && !allowSaturated {
+			return fmt.Errorf("arm %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
 				"so a difference may be the client's; shard the load over processes or machines, or pass --allow-saturated",
 				a.Name, a.Label, compare.ErrSaturated, strings.Join(a.Client.Reasons, "; "), a.Client.ClientDelayMS)
 		}
 	}
-	verdict := res.Err()
-	if re := (*compare.RegressionError)(nil); errors.As(verdict, &re) {
-		return res, verdict // a B that only failed fails its gates: exit 3, not "nothing measured"
+	if re := (*compare.RegressionError)(nil); errors.As(res.Err(), &re) {
+		return nil
 	}
 	for _, a := range []*ArmResult{res.A, res.B} {
 		if a.Used == 0 {
-			return res, fmt.Errorf("abtest: arm %s (%s): %w (%d requests, %d failed%s)", a.Name, a.Label, ErrNoSamples, a.Requests, a.Failed, firstErrorText(a))
+			return fmt.Errorf("arm %s (%s): %w (%d requests, %d failed%s)", a.Name, a.Label, ErrNoSamples, a.Requests, a.Failed, firstErrorText(a))
 		}
 	}
-	return res, verdict
+	return nil
 }
 
 // ErrInvalidConfig is wrapped by the error Run returns for a Config it

@@ -604,6 +604,22 @@ func TestRunRefusesASaturatedArm(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "A: the load generator was saturated") {
 		t.Errorf("warnings do not mark arm A: %q", res.Warnings)
 	}
+	// The refusal is the verdict: no output shows the refused comparison.
+	if !strings.HasPrefix(res.Verdict, "no verdict: arm A") || res.Refused == "" || res.Significant {
+		t.Errorf("verdict %q, refused %q, significant %v", res.Verdict, res.Refused, res.Significant)
+	}
+	for _, mr := range res.Metrics {
+		if mr.Verdict != noVerdict {
+			t.Errorf("%s: verdict %q, want %q", mr.Metric.Name, mr.Verdict, noVerdict)
+		}
+	}
+	var table strings.Builder
+	if err := res.Write(&table, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "no significant difference") || strings.Contains(table.String(), " ~\n") {
+		t.Errorf("the table shows the refused verdict:\n%s", table.String())
+	}
 
 	cfg = testConfig(t, a, b, n, rounds)
 	cfg.Run.SelfMon = selfmon.Thresholds{CPUShare: 1e-12, Delay: time.Nanosecond}

@@ -57,12 +57,12 @@ func (r *Result) Tables() []report.Table {
 		row := []string{m.Label(), fmt.Sprintf("%d/%d", mr.A.N, mr.B.N),
 			report.FormatValue(mr.A.Mean * m.Scale), report.FormatValue(mr.B.Mean * m.Scale)}
 		if !mr.Tested {
-			sum.Rows = append(sum.Rows, append(row, "-", "-", shortVerdict(mr)))
+			sum.Rows = append(sum.Rows, append(row, "-", "-", r.shortVerdict(mr)))
 			tests.Rows = append(tests.Rows, []string{m.Label(), "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
 		c := mr.Comparison
-		sum.Rows = append(sum.Rows, append(row, compare.FormatDelta(c.DeltaPct), report.FormatP(mr.HolmP), shortVerdict(mr)))
+		sum.Rows = append(sum.Rows, append(row, compare.FormatDelta(c.DeltaPct), report.FormatP(mr.HolmP), r.shortVerdict(mr)))
 		lo, hi := compare.CIBMinusA(c.Welch)
 		tests.Rows = append(tests.Rows, []string{
 			m.Label(),
@@ -81,7 +81,10 @@ func (r *Result) Tables() []report.Table {
 func (r *Result) failuresRow() []string {
 	f := r.Failures
 	verdict := "~"
-	if f.Differ(r.Alpha) {
+	switch {
+	case r.Refused != "":
+		verdict = noVerdict
+	case f.Differ(r.Alpha):
 		verdict = "A fails more"
 		if f.RateB > f.RateA {
 			verdict = "B fails more"
@@ -100,8 +103,10 @@ func (r *Result) failuresRow() []string {
 
 // shortVerdict is a metric's verdict in a word or two; the sentence is in
 // MetricResult.Verdict and the JSON.
-func shortVerdict(mr MetricResult) string {
+func (r *Result) shortVerdict(mr MetricResult) string {
 	switch {
+	case r.Refused != "":
+		return noVerdict
 	case !mr.Tested:
 		return "not tested"
 	case !mr.Significant:
@@ -319,6 +324,7 @@ type jsonResult struct {
 	Gates         []jsonGate           `json:"gates,omitempty"`
 	Regression    bool                 `json:"regression"` // a gate failed (exit status 3)
 	Verdict       string               `json:"verdict"`
+	Refused       string               `json:"refused,omitempty"` // why there is no verdict at all
 	Significant   bool                 `json:"significant"`
 	MetricsSize   *jsonSize            `json:"metrics_size,omitempty"` // B - A, when both arms were scraped
 	Interrupted   bool                 `json:"interrupted"`
@@ -378,7 +384,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
 		Metrics: make([]jsonMetric, 0, len(r.Metrics)), Verdict: r.Verdict, Significant: r.Significant,
 		Interrupted: r.Interrupted, Warnings: r.Warnings, LogDir: r.LogDir,
-		Failures: compare.NewFailuresJSON(r.Failures), Broken: r.Broken,
+		Failures: compare.NewFailuresJSON(r.Failures), Broken: r.Broken, Refused: r.Refused,
 	}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, jsonGate{Gate: g.Gate.String(), Failed: g.Failed, Reason: g.Reason})

@@ -49,6 +49,10 @@ type Result struct {
 	// failure rates do.
 	Verdict     string
 	Significant bool
+	// Refused says why there is no verdict at all ("" when there is one):
+	// the figures stand, but Verdict, every metric's verdict and the gates
+	// say only that none was given.
+	Refused string
 
 	// IncludeRamp counts ramp-phase records as samples (run --include-ramp).
 	IncludeRamp bool
@@ -178,6 +182,22 @@ func (r *Result) Err() error {
 	}
 	return nil
 }
+
+// refuse withholds every verdict of r for reason: the overall verdict
+// states the refusal, each metric's says there is none, and the gates are
+// not judged, so no output shows the comparison that was refused.
+func (r *Result) refuse(reason string) {
+	r.Refused = reason
+	r.Verdict = "no verdict: " + reason
+	r.Significant = false
+	r.Gates = nil
+	for i := range r.Metrics {
+		r.Metrics[i].Verdict = noVerdict
+	}
+}
+
+// noVerdict is a metric's verdict when the whole result is refused.
+const noVerdict = "no verdict"
 
 // analyse fills the per-arm counts, the metric comparisons, the gates and
 // the verdict.

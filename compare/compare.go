@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,6 +154,9 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows,
 		AllowSaturated: opts.AllowSaturated}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	if ka, kb := kindsOf(a.Records), kindsOf(b.Records); ka != kb {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("runs sent different request kinds (A %s, B %s): their latencies measure different work", ka, kb))
+	}
 	for _, x := range []struct {
 		role string
 		arm  Arm
@@ -256,20 +260,11 @@ func (r *Result) Tested() int {
 }
 
 // Err returns a *RegressionError when any gate failed, nil otherwise; with
-// gates, a run measured by a saturated load generator is refused first (an
-// error wrapping ErrSaturated) unless AllowSaturated.
+// gates, a run measured by a saturated load generator is refused first (the
+// error of Refusal) unless AllowSaturated.
 func (r *Result) Err() error {
-	if len(r.Gates) > 0 && !r.AllowSaturated {
-		for _, x := range []struct {
-			role string
-			arm  Arm
-		}{{"A", r.A}, {"B", r.B}} {
-			if x.arm.Saturated() {
-				return fmt.Errorf("compare: no gate verdict: %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
-					"so a regression may be the client's; rerun with fewer streams per process or shards, or pass --allow-saturated",
-					x.role, x.arm.Name, ErrSaturated, strings.Join(x.arm.Client.Reasons, "; "), x.arm.Client.ClientDelayMS)
-			}
-		}
+	if err := r.Refusal(); err != nil {
+		return err
 	}
 	var failed []GateResult
 	for _, g := range r.Gates {
@@ -281,6 +276,28 @@ func (r *Result) Err() error {
 		return nil
 	}
 	return &RegressionError{Failed: failed}
+}
+
+// Refusal is why the gates give no verdict (an error wrapping the reason,
+// which wraps ErrSaturated), nil when they give one: with gates, a run measured by a
+// saturated load generator, unless AllowSaturated. Every output then shows
+// the refusal instead of the gates' verdicts.
+func (r *Result) Refusal() error {
+	if len(r.Gates) == 0 || r.AllowSaturated {
+		return nil
+	}
+	for _, x := range []struct {
+		role string
+		arm  Arm
+	}{{"A", r.A}, {"B", r.B}} {
+		if x.arm.Saturated() {
+			reason := fmt.Errorf("%s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
+				"so a regression may be the client's; rerun with fewer streams per process or shards, or pass --allow-saturated",
+				x.role, x.arm.Name, ErrSaturated, strings.Join(x.arm.Client.Reasons, "; "), x.arm.Client.ClientDelayMS)
+			return fmt.Errorf("compare: no gate verdict: %w", reason)
+		}
+	}
+	return nil
 }
 
 // usable counts the records of run and returns the ones compared.
@@ -328,6 +345,18 @@ func values(m Metric, recs []*results.Record) []float64 {
 
 // runWarnings flags runs whose set-ups differ: their difference may then be
 // the set-up's, not the server's.
+// kindsOf lists the request kinds of recs, sorted: "chat", "chat, speech".
+func kindsOf(recs []results.Record) string {
+	var kinds []string
+	for i := range recs {
+		if k := recs[i].Kind; k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
+}
+
 func runWarnings(a, b results.Header) []string {
 	var ws []string
 	differ := func(what string, x, y any) {

@@ -678,6 +678,19 @@ func TestSaturatedRunRefusesTheGates(t *testing.T) {
 		if !errors.Is(err, ErrSaturated) || !strings.Contains(err.Error(), "CPU 97 %") || !strings.Contains(err.Error(), "--allow-saturated") {
 			t.Errorf("Err = %v, want a refusal wrapping ErrSaturated", err)
 		}
+		// Every output shows the refusal, none the gates' verdicts.
+		notes := strings.Join(res.Notes(), "\n")
+		if !strings.Contains(notes, "gates: compare: no gate verdict: ") || strings.Contains(notes, "gate e2e:50: ok") {
+			t.Errorf("notes show the refused gates:\n%s", notes)
+		}
+		var js bytes.Buffer
+		if err := res.Write(&js, "json"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(js.String(), `"refused": "compare: no gate verdict: `) || strings.Contains(js.String(), `"gates"`) ||
+			!strings.Contains(js.String(), `"regression": false`) {
+			t.Errorf("json shows the refused gates:\n%s", js.String())
+		}
 		res, err = Compare(tc.a, tc.b, Options{Gates: gates, AllowSaturated: true})
 		if err != nil {
 			t.Fatal(err)
@@ -732,4 +745,26 @@ func mustCompare(t *testing.T, a, b Run, opts Options) *Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// A chat run compared with a speech run: the latencies measure different
+// work, and the warnings say so.
+func TestCompareWarnsOfDifferentKinds(t *testing.T) {
+	base := load(t, "base.jsonl")
+	chat := Run{Name: "chat", Header: base.Header, Records: append([]results.Record(nil), base.Records...)}
+	for i := range chat.Records {
+		chat.Records[i].Kind = results.KindChat
+	}
+	speech := Run{Name: "speech", Header: base.Header, Records: append([]results.Record(nil), base.Records...)}
+	for i := range speech.Records {
+		speech.Records[i].Kind = results.KindSpeech
+	}
+	res := mustCompare(t, chat, speech, Options{})
+	want := "runs sent different request kinds (A chat, B speech)"
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
+	}
+	if res := mustCompare(t, chat, chat, Options{}); slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "request kinds") }) {
+		t.Errorf("the same kinds warned of: %q", res.Warnings)
+	}
 }

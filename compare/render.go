@@ -152,6 +152,9 @@ func (r *Result) Notes() []string {
 			notes = append(notes, fmt.Sprintf("warning: %s: %s", row.Metric.Name, w))
 		}
 	}
+	if err := r.Refusal(); err != nil {
+		return append(notes, "gates: "+err.Error()) // not judged: no gate shows a verdict
+	}
 	for _, g := range r.Gates {
 		verdict := "ok"
 		if g.Failed {
@@ -253,7 +256,9 @@ type jsonResult struct {
 	Failures      FailuresJSON `json:"failures"`
 	Gates         []jsonGate   `json:"gates,omitempty"`
 	Regression    bool         `json:"regression"` // any gate failed (exit status 3)
-	Warnings      []string     `json:"warnings,omitempty"`
+	// Refused says why the gates gave no verdict (then gates is empty).
+	Refused  string   `json:"refused,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // FailuresJSON is the failure-rate comparison of the JSON output of
@@ -390,15 +395,19 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		SchemaVersion: 1,
 		A:             toJSONArm(r.A), B: toJSONArm(r.B),
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
-		Metrics:    make([]MetricJSON, 0, len(r.Rows)),
-		Failures:   NewFailuresJSON(r.Failures),
-		Regression: r.Err() != nil,
-		Warnings:   r.Warnings,
+		Metrics:  make([]MetricJSON, 0, len(r.Rows)),
+		Failures: NewFailuresJSON(r.Failures),
+		Warnings: r.Warnings,
 	}
 	for _, row := range r.Rows {
 		out.Metrics = append(out.Metrics, row.JSON())
 	}
-	for _, g := range r.Gates {
+	gates := r.Gates
+	if err := r.Refusal(); err != nil {
+		out.Refused, gates = err.Error(), nil // not judged: no gate shows a verdict
+	}
+	for _, g := range gates {
+		out.Regression = out.Regression || g.Failed
 		out.Gates = append(out.Gates, jsonGate{
 			Metric: g.Metric, MaxPct: g.MaxPct, DeltaPct: stats.Float(g.DeltaPct), HolmP: stats.Float(g.HolmP),
 			Significant: g.Significant, Failed: g.Failed, Reason: g.Reason,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/selfmon"
 )
 
@@ -12,12 +13,42 @@ const warningTitle = "WARNING"
 
 // saturationWarning is the warning table a run report starts with when
 // something delayed the load generator (its own CPU, the host, the server on
-// its cores); nil otherwise.
-func saturationWarning(h *selfmon.Report) *Table {
-	if h == nil || h.Warning() == "" {
+// its cores); nil otherwise. A re-rendered run has only the verdict its
+// results file recorded (Header.Client), which says the same in fewer
+// figures.
+func saturationWarning(r RunReport) *Table {
+	var text string
+	switch {
+	case r.Health != nil:
+		text = r.Health.Warning()
+	case r.Header.Client != nil && (r.Header.Client.Saturated || r.Header.Client.Warning != ""):
+		text = r.Header.Client.Text()
+	}
+	if text == "" {
 		return nil
 	}
-	return &Table{Title: warningTitle, Header: []string{"warning"}, Rows: [][]string{{h.Warning()}}}
+	return &Table{Title: warningTitle, Header: []string{"warning"}, Rows: [][]string{{text}}}
+}
+
+// recordedHealthTable is the load generator section of a re-rendered run:
+// the verdict its results file recorded; nil when the file has none (a run
+// killed before its end, or an older file).
+func recordedHealthTable(c *results.ClientHealth) *Table {
+	if c == nil {
+		return nil
+	}
+	t := Table{Title: "Load generator", Header: []string{"figure", "value"}}
+	verdict := "no"
+	if c.Saturated {
+		verdict = "yes: " + fmt.Sprint(len(c.Reasons)) + " threshold(s) passed"
+	}
+	t.Rows = [][]string{
+		{"saturated", verdict},
+		{"largest client delay (ms)", FormatFixed(c.ClientDelayMS, 3)},
+	}
+	t.Notes = append(t.Notes, c.Reasons...)
+	t.Notes = append(t.Notes, "as recorded in the results file; the run's own report has the CPU, scheduling and memory figures.")
+	return &t
 }
 
 // healthTable shows the load generator's own health; nil when it was not

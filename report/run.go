@@ -125,7 +125,7 @@ func LoadText(h results.Header) string {
 // HTML page shows the run description in its own header instead.
 func resultTables(r RunReport) []Table {
 	var out []Table
-	if w := saturationWarning(r.Health); w != nil {
+	if w := saturationWarning(r); w != nil {
 		out = append(out, *w)
 	}
 	if len(r.SLOs) > 0 {
@@ -147,6 +147,8 @@ func resultTables(r RunReport) []Table {
 		}
 	}
 	if h := healthTable(r.Health); h != nil {
+		out = append(out, *h)
+	} else if h := recordedHealthTable(r.Header.Client); h != nil {
 		out = append(out, *h)
 	}
 	if len(r.ServerVsClient) > 0 {

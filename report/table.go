@@ -11,7 +11,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -78,6 +77,9 @@ type Options struct {
 	// DefaultWidth, a negative value means no limit (--wide). Markdown and
 	// CSV are for programs and are never wrapped.
 	Width int
+	// Colour paints the failure words of text tables (MISS, FAIL) red:
+	// for a terminal (ColourFor), never for a file or a pipe.
+	Colour bool
 }
 
 // WidthFor is the width limit for text written to out: no limit with
@@ -96,15 +98,8 @@ func WidthFor(out io.Writer, wide bool) int {
 // (looking through writers that wrap another, such as a redacting one);
 // false when out is not a terminal.
 func TerminalWidth(out io.Writer) (int, bool) {
-	for {
-		u, ok := out.(interface{ Unwrap() io.Writer })
-		if !ok {
-			break
-		}
-		out = u.Unwrap()
-	}
-	f, ok := out.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	f, ok := terminal(out)
+	if !ok {
 		return 0, false
 	}
 	w, _, err := term.GetSize(int(f.Fd()))
@@ -132,7 +127,7 @@ func Render(w io.Writer, format string, tables ...Table) error {
 func RenderWith(w io.Writer, format string, opts Options, tables ...Table) error {
 	switch format {
 	case FormatTable, "":
-		return renderText(w, tables, opts.width())
+		return renderText(w, tables, opts.width(), opts.Colour)
 	case FormatMarkdown, "md":
 		return renderMarkdown(w, tables)
 	case FormatCSV:
@@ -165,7 +160,7 @@ func (e *errWriter) line(s string) {
 	}
 }
 
-func renderText(w io.Writer, tables []Table, width int) error {
+func renderText(w io.Writer, tables []Table, width int, colour bool) error {
 	ew := &errWriter{w: w}
 	for i, t := range tables {
 		if i > 0 {
@@ -182,6 +177,9 @@ func renderText(w io.Writer, tables []Table, width int) error {
 			return fmt.Errorf("report: table %q: %w", t.Title, err)
 		}
 		for _, l := range lines {
+			if colour {
+				l = colourFailures(l)
+			}
 			ew.line(l)
 		}
 		for _, n := range t.Notes {

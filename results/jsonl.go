@@ -97,6 +97,24 @@ func ReadNamed(name string, r io.Reader) (Header, []Record, error) {
 	return ReadNamedTo(name, r, os.Stderr)
 }
 
+// LineError is a line of a results file that does not read: the name of
+// the file, the line (1-based) and what is wrong with it. A reader that
+// wants to say what else a file might be (a summary document, a scrape)
+// asks only about line 1: a bad line further on is a results file with a
+// bad line.
+type LineError struct {
+	Name string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+func lineError(name string, line int, err error) error {
+	return &LineError{Name: name, Line: line, Err: err}
+}
+
 // CutOffLine describes a last line cut short by an interrupted write.
 type CutOffLine struct {
 	Name  string // file name or "stdin"
@@ -147,15 +165,19 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 					Type string `json:"type"`
 				}
 				if jerr := json.Unmarshal(line, &probe); jerr != nil {
-					return h, recs, fmt.Errorf("%s:%d: not a JSON object: %w", name, lineNo, jerr)
+					what := "not a JSON object"
+					if sawHdr {
+						what = "not a record: " + what
+					}
+					return h, recs, lineError(name, lineNo, fmt.Errorf("%s: %w", what, jerr))
 				}
 				switch {
 				case !sawHdr && probe.Type == TypeHeader:
 					if jerr := json.Unmarshal(line, &h); jerr != nil {
-						return h, recs, fmt.Errorf("%s:%d: header: %w", name, lineNo, jerr)
+						return h, recs, lineError(name, lineNo, fmt.Errorf("header: %w", jerr))
 					}
 					if h.SchemaVersion > SchemaVersion {
-						return h, recs, fmt.Errorf("%s:%d: schema_version %d is newer than this omnibench understands (%d)", name, lineNo, h.SchemaVersion, SchemaVersion)
+						return h, recs, lineError(name, lineNo, fmt.Errorf("schema_version %d is newer than this omnibench understands (%d)", h.SchemaVersion, SchemaVersion))
 					}
 					sawHdr = true
 				case !sawHdr:
@@ -163,7 +185,7 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 				case probe.Type == TypeRequest:
 					var rec Record
 					if jerr := json.Unmarshal(line, &rec); jerr != nil {
-						return h, recs, fmt.Errorf("%s:%d: request: %w", name, lineNo, jerr)
+						return h, recs, lineError(name, lineNo, fmt.Errorf("request: %w", jerr))
 					}
 					if rec.LatencyOrigin == "" {
 						rec.LatencyOrigin = h.LatencyOrigin()
@@ -172,11 +194,11 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 				case probe.Type == TypeClient:
 					var c clientLine
 					if jerr := json.Unmarshal(line, &c); jerr != nil {
-						return h, recs, fmt.Errorf("%s:%d: client line: %w", name, lineNo, jerr)
+						return h, recs, lineError(name, lineNo, fmt.Errorf("client line: %w", jerr))
 					}
 					h.Client = &c.ClientHealth
 				default:
-					return h, recs, fmt.Errorf("%s:%d: unknown line type %q (want %q)", name, lineNo, probe.Type, TypeRequest)
+					return h, recs, lineError(name, lineNo, fmt.Errorf("unknown line type %q (want %q)", probe.Type, TypeRequest))
 				}
 			}
 		}

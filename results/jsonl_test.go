@@ -45,9 +45,9 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"empty", "", "no header"},
 		{"no header", `{"type":"request","id":"a"}` + "\n", "input:1: first line must be a header"},
-		{"bad json", `{"type":"header"}` + "\n" + `{"type":"request",` + "\n", "input:2: not a JSON object"},
-		{"cut line not last", `{"type":"header"}` + "\n" + `{"type":"req` + "\n" + `{"type":"request","id":"a"}` + "\n", "input:2: not a JSON object"},
-		{"complete bad last line", `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"req` + "\n", "input:3: not a JSON object"},
+		{"bad json", `{"type":"header"}` + "\n" + `{"type":"request",` + "\n", "input:2: not a record: not a JSON object"},
+		{"cut line not last", `{"type":"header"}` + "\n" + `{"type":"req` + "\n" + `{"type":"request","id":"a"}` + "\n", "input:2: not a record: not a JSON object"},
+		{"complete bad last line", `{"type":"header"}` + "\n" + `{"type":"request","id":"a"}` + "\n" + `{"type":"req` + "\n", "input:3: not a record: not a JSON object"},
 		{"cut header", `{"type":"hea`, "input:1: not a JSON object"},
 		{"bad field", `{"type":"header"}` + "\n" + `{"type":"request","seq":"x"}` + "\n", "input:2: request:"},
 		{"unknown type", `{"type":"header"}` + "\n" + `{"type":"other"}` + "\n", `input:2: unknown line type "other"`},

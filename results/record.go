@@ -325,6 +325,9 @@ type Header struct {
 	Rate          float64           `json:"rate,omitempty"`
 	Arrival       string            `json:"arrival,omitempty"`
 	Flags         map[string]string `json:"flags,omitempty"` // as given, secrets removed
+	// SLOs are the objectives the run judged (its scenario's, --slo and
+	// --max-error-rate's), as expressions: a re-render judges them again.
+	SLOs []string `json:"slos,omitempty"`
 
 	// A shard (omnibench run --shard I/N) is part I of a test split over N
 	// processes; StartAt is the agreed wall-clock start of the measured

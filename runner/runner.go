@@ -84,6 +84,9 @@ type Config struct {
 
 	Version string
 	Flags   map[string]string // as given; Redact and secret.URL are applied again
+	// SLOs are the expressions of the objectives the caller judges the run
+	// by; the results header records them (results.Header.SLOs).
+	SLOs []string
 
 	// Redact holds every credential the user gave (package secret). Run
 	// applies it to the results stream, the header, notes and the log, and
@@ -413,6 +416,7 @@ func (r *run) header() results.Header {
 		Rate:          cfg.Load.Rate,
 		Arrival:       cfg.Load.Arrival,
 		Flags:         redactFlags(cfg.Redact, cfg.Flags),
+		SLOs:          cfg.SLOs,
 	}
 	shardHeader(&h, *cfg)
 	return h

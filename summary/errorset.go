@@ -18,7 +18,9 @@ const MaxErrorGroups = 20
 const maxErrorMessage = 200
 
 // ErrorGroup is one row of the error set (after vegeta's): the failed
-// measured requests that share an error class, an HTTP status and a message.
+// measured requests that share an error class, an HTTP status and a message;
+// cancellations and timeouts share their class alone, and their message is
+// the first request's.
 type ErrorGroup struct {
 	Class   string `json:"class"`
 	Status  int    `json:"status,omitempty"` // HTTP status, when a response arrived
@@ -57,12 +59,12 @@ func (s *Set) errorSet(includeRamp bool) (groups []ErrorGroup, omitted int) {
 		if !ok {
 			j = len(groups)
 			index[k] = j
-			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: k.message, FirstID: e.firstID, firstSeq: e.firstSeq})
+			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: e.firstMessage, FirstID: e.firstID, firstSeq: e.firstSeq})
 		}
 		g := &groups[j]
 		g.Count += e.count
 		if e.firstSeq < g.firstSeq {
-			g.firstSeq, g.FirstID = e.firstSeq, e.firstID
+			g.firstSeq, g.FirstID, g.Message = e.firstSeq, e.firstID, e.firstMessage
 		}
 	}
 	slices.SortFunc(groups, func(a, b ErrorGroup) int {

@@ -102,3 +102,32 @@ func TestErrorSetLeavesOutTheRamp(t *testing.T) {
 		t.Errorf("with the ramp: %+v", s.Errors)
 	}
 }
+
+// Cancellations and timeouts differ per request only in how far each got:
+// they form one group per class, with the earliest request's message.
+func TestErrorSetGroupsCancellationsAndTimeoutsByClass(t *testing.T) {
+	var recs []results.Record
+	for i := range 6 {
+		recs = append(recs,
+			failed(10+i, results.ErrCancelled, 200, fmt.Sprintf("run interrupted after %d events: context canceled", i+3)),
+			failed(20+i, results.ErrIdleTimeout, 200, fmt.Sprintf("no data received for the idle timeout, after %d events", i)))
+	}
+	recs = append(recs, failed(30, results.ErrTimeout, 200, "request deadline passed after 7 events"),
+		failed(31, results.ErrTimeout, 200, "request deadline passed after 9 events"))
+	s := Compute(recs, Options{})
+	want := []ErrorGroup{
+		{Class: results.ErrCancelled, Status: 200, Message: "run interrupted after 3 events: context canceled", Count: 6, FirstID: "req-000010"},
+		{Class: results.ErrIdleTimeout, Status: 200, Message: "no data received for the idle timeout, after 0 events", Count: 6, FirstID: "req-000020"},
+		{Class: results.ErrTimeout, Status: 200, Message: "request deadline passed after 7 events", Count: 2, FirstID: "req-000030"},
+	}
+	if len(s.Errors) != len(want) {
+		t.Fatalf("error set %+v, want %+v", s.Errors, want)
+	}
+	for i := range want {
+		g := s.Errors[i]
+		g.firstSeq = 0
+		if g != want[i] {
+			t.Errorf("group %d = %+v, want %+v", i, g, want[i])
+		}
+	}
+}

@@ -219,16 +219,19 @@ func errorSetRef(recs []results.Record, includeRamp bool) (groups []ErrorGroup, 
 			continue
 		}
 		k := key{r.ErrorClass, r.Status, trimMessage(r.Error)}
+		if groupedByClass(r.ErrorClass) {
+			k.message = "" // one group per class: the earliest request's message
+		}
 		j, ok := index[k]
 		if !ok {
 			j = len(groups)
 			index[k] = j
-			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: k.message, FirstID: r.ID, firstSeq: r.Seq})
+			groups = append(groups, ErrorGroup{Class: k.class, Status: k.status, Message: trimMessage(r.Error), FirstID: r.ID, firstSeq: r.Seq})
 		}
 		g := &groups[j]
 		g.Count++
 		if r.Seq < g.firstSeq {
-			g.firstSeq, g.FirstID = r.Seq, r.ID
+			g.firstSeq, g.FirstID, g.Message = r.Seq, r.ID, trimMessage(r.Error)
 		}
 	}
 	slices.SortFunc(groups, func(a, b ErrorGroup) int {

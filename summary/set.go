@@ -475,23 +475,42 @@ type errorCount struct {
 	count    int
 	firstSeq int
 	firstID  string
+	// firstMessage is the earliest request's message: the group's message
+	// when its key has none (groupedByClass).
+	firstMessage string
+}
+
+// groupedByClass reports whether the failures of class form one group
+// whatever their messages: a cancellation, an idle or a whole-request
+// timeout says the same thing for every request, only how far it got
+// ("after 12 events"), so one group per message would list the requests.
+func groupedByClass(class string) bool {
+	switch class {
+	case results.ErrCancelled, results.ErrIdleTimeout, results.ErrTimeout:
+		return true
+	}
+	return false
 }
 
 func (s *Set) addError(r *results.Record, ramp bool) {
-	k := errorKey{r.ErrorClass, r.Status, trimMessage(r.Error), ramp}
+	message := trimMessage(r.Error)
+	k := errorKey{r.ErrorClass, r.Status, message, ramp}
+	if groupedByClass(r.ErrorClass) {
+		k.message = ""
+	}
 	e := s.errors[k]
 	if e == nil {
 		if len(s.errors) >= maxErrorKeys {
 			s.errorsUnkept[b2i(ramp)]++
 			return
 		}
-		e = &errorCount{firstSeq: r.Seq, firstID: r.ID}
+		e = &errorCount{firstSeq: r.Seq, firstID: r.ID, firstMessage: message}
 		s.errors[k] = e
 		s.errorOrder = append(s.errorOrder, k)
 	}
 	e.count++
 	if r.Seq < e.firstSeq {
-		e.firstSeq, e.firstID = r.Seq, r.ID
+		e.firstSeq, e.firstID, e.firstMessage = r.Seq, r.ID, message
 	}
 }
 

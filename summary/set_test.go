@@ -141,7 +141,7 @@ func TestSetMatchesRecords(t *testing.T) {
 func TestSetErrorSetManyMessages(t *testing.T) {
 	recs := make([]results.Record, 500)
 	for i := range recs {
-		recs[i] = results.Record{ID: fmt.Sprintf("r%d", i), Seq: i, ErrorClass: results.ErrTimeout, Error: fmt.Sprintf("timeout of request %d", i%60)}
+		recs[i] = results.Record{ID: fmt.Sprintf("r%d", i), Seq: i, ErrorClass: results.ErrStreamError, Error: fmt.Sprintf("error of request %d", i%60)}
 	}
 	want, got := ComputeRef(recs, Options{}), Compute(recs, Options{})
 	if !reflect.DeepEqual(got.Errors, want.Errors) || got.ErrorsOmitted != want.ErrorsOmitted || got.ErrorsOmitted == 0 {

@@ -85,9 +85,15 @@ A verdict is given only when the experiment is what it claims:
 got significantly worse in B by more than PCT percent, or when B fails more
 often than A beyond chance, as in "omnibench compare".
 
-Exit status: 0 a verdict (whatever it says), 1 an arm broke or measured
-nothing, 2 unusable input or arms that do not differ as claimed, 3 a
-regression gate failed, 130 interrupted.
+An arm measured by a saturated load generator (unless --allow-saturated)
+or without a successful measured request gets no verdict: the table, the
+JSON ("verdict": "no verdict: ...", "refused") and the HTML page say why,
+and show no metric's or gate's verdict. A text or Markdown report ends with
+its verdict line: PASS, FAIL or NO VERDICT.
+
+Exit status: 0 a verdict (whatever it says), 1 an arm broke, measured
+nothing or was refused a verdict, 2 unusable input or arms that do not
+differ as claimed, 3 a regression gate failed, 130 interrupted.
 
 Arms come from one of:
   --a-url and --b-url          two running servers;
@@ -378,20 +384,37 @@ func (o *abOptions) runAB(ctx context.Context, cmd *cobra.Command) error {
 		// failed before the run could finish).
 		return o.refusal(runErr)
 	}
+	status := abStatus(res, runErr)
+	verdict := verdictOf(status, res.Verdict)
 	if err := res.Write(cmd.OutOrStdout(), o.run.format); err != nil {
 		return err
 	}
 	if o.html != "" {
-		if err := report.WriteHTMLFile(o.html, res.HTML()); err != nil {
+		page := res.HTML()
+		page.Verdict = &verdict
+		if err := report.WriteHTMLFile(o.html, page); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	if res.Interrupted {
 		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
 	}
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
+}
+
+// abStatus is the outcome of an A/B run that analysed its arms: a failed
+// gate is a missed gate (exit 3); a verdict refused (a saturated load
+// generator, an arm without samples) is a refusal (exit 1) with its
+// reason, as in compare; a broken arm or a failed round is a failure.
+func abStatus(res *abtest.Result, runErr error) error {
 	var re *compare.RegressionError
-	if errors.As(runErr, &re) {
-		return withExitCode(3, runErr)
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.As(runErr, &re):
+		return missed(runErr)
+	case res.Refused != "" && !res.Interrupted:
+		return refused(runErr)
 	}
-	return runErr // a broken arm (abtest.ErrArmBroken) or a failed round: exit 1
+	return runErr // a broken arm (abtest.ErrArmBroken), a failed round, an interruption
 }

@@ -385,3 +385,55 @@ func TestABCmd(t *testing.T) {
 		abAssertGone(t, abLogPIDs(t, filepath.Join(dir, "a-server.log"))...)
 	})
 }
+
+// TestABRefusalIsTheVerdict: an arm measured by a saturated load generator
+// gets no verdict, and every output says so with the reason: the table,
+// its last line, the JSON and the HTML page, none showing the refused
+// comparison's verdict; the status is 1, as compare's refusal.
+func TestABRefusalIsTheVerdict(t *testing.T) {
+	t.Parallel()
+	sim := startRunSim(t, runSimConfig(t))
+	dir := t.TempDir()
+	page := filepath.Join(dir, "ab.html")
+	args := []string{"ab", "--a-url", sim, "--b-url", sim, "--rounds", "1", "-n", "4", "-c", "1", "--warmup", "0",
+		"--client-cpu-threshold", "1e-12", "--client-delay-threshold", "1ns"}
+	out, stderr, code := execCmd(t, append(args, "--html", page)...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (refused)\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if line := verdictLine(out); !strings.HasPrefix(line, "NO VERDICT: ") || !strings.Contains(line, "saturated load generator") {
+		t.Errorf("last line %q, want NO VERDICT and the reason", line)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"table": out, "html": string(html)} {
+		if !strings.Contains(text, "no verdict") {
+			t.Errorf("%s does not say there is no verdict:\n%s", name, text)
+		}
+		if strings.Contains(text, "no significant difference") || strings.Contains(text, "B slower") || strings.Contains(text, "B faster") {
+			t.Errorf("%s shows the refused verdict:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(string(html), `class="verdict none"`) {
+		t.Errorf("the HTML page has no NO VERDICT badge")
+	}
+
+	out, _, code = execCmd(t, append(args, "--format", "json")...)
+	var doc struct {
+		Verdict, Refused string
+		Metrics          []struct{ Verdict string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("--format json: exit %d, %v:\n%s", code, err, out)
+	}
+	if !strings.HasPrefix(doc.Verdict, "no verdict: ") || doc.Refused == "" {
+		t.Errorf("json verdict %q, refused %q", doc.Verdict, doc.Refused)
+	}
+	for _, m := range doc.Metrics {
+		if m.Verdict != "no verdict" {
+			t.Errorf("json metric verdict %q, want no verdict", m.Verdict)
+		}
+	}
+}

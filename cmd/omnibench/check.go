@@ -70,10 +70,11 @@ server records them (servers since September 2026: told from their
 speech_st* counters, or an audio_ttfp_s count that includes them); on older
 servers the rules compare chat streams only and say so.
 
-Exit status: 0 every rule passed (or was skipped), 1 a rule failed (an
+Exit status: 0 every rule passed (or was skipped); 1 a rule failed (an
 exposition that does not parse is a failed rule with the format profile),
-2 unusable input (unreadable scrape, not an exposition, rules or run file,
-bad flags).`,
+or a URL could not be scraped (the server could not be reached, or sent no
+valid exposition); 2 unusable input (an unreadable snapshot, rules or run
+file, bad flags).`,
 		Example: `  omnibench check http://localhost:8000/metrics
   omnibench check --profile format metrics.prom
   omnibench check before.prom after.prom --run run.jsonl --junit check.xml
@@ -144,11 +145,11 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 	}
 	if len(args) == 2 {
 		if in.Before, in.BeforeExposition, err = checkScrape(cmd.Context(), hc, args[0], accept, o.timeout, rules); err != nil {
-			return withExitCode(2, err)
+			return unusable(err)
 		}
 	}
 	if in.After, in.Exposition, err = checkScrape(cmd.Context(), hc, args[len(args)-1], accept, o.timeout, rules); err != nil {
-		return withExitCode(2, err)
+		return unusable(err)
 	}
 
 	rep := check.Evaluate(in, rules)
@@ -169,10 +170,15 @@ func runCheck(cmd *cobra.Command, o checkOptions, args []string) error {
 			return withExitCode(2, err)
 		}
 	}
+	var status error
 	if !rep.OK() {
-		return withExitCode(1, fmt.Errorf("%d of %d rules failed", rep.Failed, len(rep.Results)))
+		status = failure(fmt.Errorf("%d of %d rules failed", rep.Failed, len(rep.Results)))
 	}
-	return nil
+	pass := fmt.Sprintf("%d of %d rules passed", rep.Passed, len(rep.Results))
+	if rep.Skipped > 0 {
+		pass += fmt.Sprintf(", %d skipped", rep.Skipped)
+	}
+	return endReport(out, o.format, false, status, pass)
 }
 
 // checkScrape loads one scrape and keeps its bytes for the format rules.
@@ -191,6 +197,9 @@ func checkScrape(ctx context.Context, hc *http.Client, arg string, accept scrape
 	fs, err := snap.Families()
 	var pe *scrape.ParseError
 	if err != nil && !(errors.As(err, &pe) && hasFormatRule(rules)) {
+		if isURL(arg) {
+			return nil, nil, failure(err) // the server's exposition, not the user's input
+		}
 		return nil, nil, err
 	}
 	x := &check.Exposition{Source: snap.Source(), Format: snap.Format(), Body: snap.Body, LineOffset: snap.BodyLine(), ParseErr: err}

@@ -83,8 +83,10 @@ func TestScrapeCmd(t *testing.T) {
 		t.Errorf("--raw: code %d, out %q", code, out)
 	}
 
+	// The server's refusal to serve its metrics fails the scrape (1), as a
+	// server that cannot be reached; it is not the user's input (2).
 	_, _, code, err = runMetricsCmd(t, "scrape", srv.URL+"/down")
-	if code != 2 || !strings.Contains(err.Error(), "HTTP 503") {
+	if code != 1 || !strings.Contains(err.Error(), "HTTP 503") {
 		t.Errorf("503: code %d, err %v", code, err)
 	}
 	_, _, code, _ = runMetricsCmd(t, "scrape", srv.URL+"/metrics", "--accept", "xml")
@@ -228,8 +230,8 @@ func TestCheckCmd(t *testing.T) {
 	}
 }
 
-// TestCheckOutputFits: on a healthy simulator, `check` prints one line (the
-// summary) within 100 columns; --verbose lists every rule within 100
+// TestCheckOutputFits: on a healthy simulator, `check` prints its summary
+// and its verdict line (PASS) within 100 columns; --verbose lists every rule within 100
 // columns too; JSON lists every rule.
 func TestCheckOutputFits(t *testing.T) {
 	for _, stats := range []bool{true, false} {
@@ -239,7 +241,7 @@ func TestCheckOutputFits(t *testing.T) {
 			t.Fatalf("stats %v: code %d, %v\n%s", stats, code, err, out)
 		}
 		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		if len(lines) > 2 || widest(out) > 100 {
+		if len(lines) > 4 || widest(out) > 100 || !strings.HasPrefix(lines[len(lines)-1], "PASS: ") {
 			t.Errorf("stats %v: %d lines, widest %d columns:\n%s", stats, len(lines), widest(out), out)
 		}
 		verbose, _, _, _ := runMetricsCmd(t, "check", sim.URL+"/metrics", "--verbose")

@@ -56,15 +56,20 @@ gate). Every output states both runs' failures and the Fisher p.
 
 A run measured by a saturated load generator (the results file's client
 line, written at the end of every run) is marked in the notes; with
---fail-on-regression its verdict is refused (exit 2) unless
---allow-saturated, since its latencies include the client's own delay.
+--fail-on-regression its verdict is refused (exit 1, NO VERDICT and the
+reason, the gates not judged) unless --allow-saturated, since its latencies
+include the client's own delay.
 Requests of a load ramp (--ramp-up, --stages, a rate range) are left out,
 as in the run's figures, unless --include-ramp.
 
+A text or Markdown report ends with its verdict line: PASS, FAIL (a gate
+failed) or NO VERDICT (refused, with the reason).
+
 Exit status: 0 no regression, 3 a regression gate failed (also when every
 measured request of B failed), 1 a run whose measured requests all failed
-(without gates), 2 unusable input (bad flags, unreadable results files,
-files without measured requests, a saturated run under gates).`,
+(without gates) or a refused verdict (a saturated run under gates), 2
+unusable input (bad flags, unreadable results files, files without
+measured requests).`,
 		Example: `  omnibench compare base.jsonl candidate.jsonl
   omnibench compare base.jsonl candidate.jsonl --fail-on-regression ttfp:5 --fail-on-regression e2e:10
   omnibench compare base.jsonl candidate.jsonl --format json`,
@@ -85,7 +90,7 @@ files without measured requests, a saturated run under gates).`,
 	f.Float64SliceVar(&o.percentiles, "percentiles", stats.DefaultPercentiles(), "percentiles shown for each run")
 	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report (tables and both runs' distributions) to this file")
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse by more than PCT % (repeatable; metrics: "+strings.Join(compare.MetricNames(), ", ")+")")
-	f.BoolVar(&o.allowSaturated, "allow-saturated", false, "let --fail-on-regression judge a run measured by a saturated load generator (default: refuse, exit 2)")
+	f.BoolVar(&o.allowSaturated, "allow-saturated", false, "let --fail-on-regression judge a run measured by a saturated load generator (default: refuse, exit 1)")
 	f.BoolVar(&o.includeRamp, "include-ramp", false, "compare the requests of a load ramp (--ramp-up, --stages, a rate range) too")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compare.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -125,16 +130,20 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 	}
 	res, err := compare.Compare(a, b, opts)
 	if errors.Is(err, compare.ErrNothingMeasured) {
-		return withExitCode(1, err)
+		return failure(err)
 	}
 	if err != nil {
-		return withExitCode(2, err)
+		return unusable(err)
 	}
+	status := compareStatus(res)
+	verdict := verdictOf(status, comparePassText(res))
 	if err := res.Write(cmd.OutOrStdout(), o.format); err != nil {
 		return err
 	}
 	if o.html != "" {
-		if err := report.WriteHTMLFile(o.html, res.HTML(a, b)); err != nil {
+		page := res.HTML(a, b)
+		page.Verdict = &verdict
+		if err := report.WriteHTMLFile(o.html, page); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
@@ -144,15 +153,30 @@ func runCompare(cmd *cobra.Command, o compareOptions, pathA, pathB string) error
 			fmt.Fprintln(cmd.ErrOrStderr(), n)
 		}
 	}
-	if err := res.Err(); err != nil {
-		var re *compare.RegressionError
-		if errors.As(err, &re) {
-			return withExitCode(3, err)
-		}
-		if errors.Is(err, compare.ErrSaturated) {
-			return withExitCode(2, err) // a run that cannot give a verdict is unusable input for the gates
-		}
-		return err
+	return endReport(cmd.OutOrStdout(), o.format, false, status, verdict.Reason)
+}
+
+// compareStatus is the outcome of a comparison: a failed gate is a missed
+// gate (exit 3), a refused gate verdict (a saturated load generator) is a
+// refusal (exit 1), as in ab.
+func compareStatus(res *compare.Result) error {
+	err := res.Err()
+	var re *compare.RegressionError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		return missed(err)
+	case errors.Is(err, compare.ErrSaturated):
+		return refused(err)
 	}
-	return nil
+	return failure(err)
+}
+
+// comparePassText says what a comparison that passed found.
+func comparePassText(res *compare.Result) string {
+	if len(res.Gates) == 0 {
+		return fmt.Sprintf("B compared with A over %d metrics; no regression gates given", res.Tested())
+	}
+	return fmt.Sprintf("no regression: %d gates held", len(res.Gates))
 }

@@ -219,3 +219,33 @@ func TestCompareCmdCandidateOnlyFailed(t *testing.T) {
 		t.Errorf("gated: code %d, err %v; want 3", code, err)
 	}
 }
+
+// TestCompareCmdVerdictLine: the report ends with the verdict its status
+// states: PASS (0), FAIL with the gate (3), NO VERDICT with the reason for
+// a saturated run under gates (1), whose gates are not judged.
+func TestCompareCmdVerdictLine(t *testing.T) {
+	h, recs, err := results.ReadFile(cmpSame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Client = &results.ClientHealth{Saturated: true, ClientDelayMS: 40, Reasons: []string{"CPU 97 % of 2 cores"}}
+	saturated := filepath.Join(t.TempDir(), "saturated.jsonl")
+	writeResults(t, saturated, h, recs)
+	for _, tc := range []struct {
+		b    string
+		code int
+		line string
+	}{
+		{cmpSame, 0, "PASS: no regression: 2 gates held"},
+		{cmpSlower, 3, "FAIL: regression: ttfp"},
+		{saturated, 1, "NO VERDICT: B (" + saturated + ") was measured by a saturated load generator"},
+	} {
+		out, _, code, _ := runCompareCmd(t, cmpBase, tc.b, "--fail-on-regression", "ttfp:5")
+		if code != tc.code || !strings.HasPrefix(verdictLine(out), tc.line) {
+			t.Errorf("%s: exit %d, verdict %q; want %d, %q", tc.b, code, verdictLine(out), tc.code, tc.line)
+		}
+		if tc.code == 1 && strings.Contains(out, "gate ttfp:5: ok") {
+			t.Errorf("%s: the refused gate shows its verdict:\n%s", tc.b, out)
+		}
+	}
+}

@@ -1,8 +1,9 @@
 package main
 
 // The exit-status contract of README.md ("Exit status"), command by command:
-// 0 ok, 1 failure or nothing measured, 2 unusable input, 3 SLO or gate
-// missed, 130 interrupted (TestRunCmdSignal sends the signal). Every case
+// 0 ok, 1 failure, nothing measured, a server that cannot be reached or a
+// refused verdict, 2 unusable input, 3 SLO or gate missed, 130 interrupted
+// (TestRunCmdSignal sends the signal). Every case
 // runs the real command in process; none needs more than a few requests.
 
 import (
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/omnibench/omnibench/results"
 )
 
 // execContract runs `omnibench args...` and returns the status main would exit
@@ -66,7 +69,18 @@ func TestExitStatusContract(t *testing.T) {
 	refused := "http://" + ln.Addr().String()
 	ln.Close()
 	sim := startRunSim(t, runSimConfig(t))
-	fast := []string{"--url", sim, "-c", "1", "--warmup", "0", "--settle", "0", "--scrape", "off"}
+	levels := []string{"--url", sim, "--warmup", "0", "--settle", "0", "--scrape", "off"} // sweep, capacity
+	fast := append([]string{"-c", "1"}, levels...)
+	// Thresholds every run passes: the load generator counts as saturated.
+	saturating := []string{"--client-cpu-threshold", "1e-12", "--client-delay-threshold", "1ns"}
+	saturated := filepath.Join(dir, "saturated.jsonl")
+	h, recs, err := results.ReadFile(cmpSame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Client = &results.ClientHealth{Saturated: true, ClientDelayMS: 40, Reasons: []string{"CPU 97 % of 2 cores"}}
+	writeResults(t, saturated, h, recs)
+	badLine := write("badline.jsonl", `{"type":"header","schema_version":1,"mode":"closed"}`+"\n"+`{"type":"request","id":"a","e2e_s":1}`+"\n"+"not json\n")
 
 	for _, tc := range []struct {
 		name string
@@ -85,6 +99,7 @@ func TestExitStatusContract(t *testing.T) {
 		{"run: scenario SLO", []string{"run", "--scenario", badSLOScenario}, 2, "slos[0]"},
 		{"run: argument", []string{"run", "extra"}, 2, "extra"},
 		{"report: not a results file", []string{"report", garbage}, 2, "garbage.jsonl:1"},
+		{"report: a bad line", []string{"report", badLine}, 2, "badline.jsonl:3: not a record: not a JSON object"},
 		{"report: percentile", []string{"report", "--percentiles", "150", garbage}, 2, "outside (0, 100]"},
 		{"serve: bad address", []string{"serve", "--addr", "nope"}, 2, "--addr"},
 		{"serve: argument", []string{"serve", "extra"}, 2, "extra"},
@@ -109,6 +124,20 @@ func TestExitStatusContract(t *testing.T) {
 		{"run: server unreachable", []string{"run", "--url", refused, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "off"}, 1, "connection refused"},
 		{"run: SLO missed", append([]string{"run", "-n", "2", "--slo", "completed>=3"}, fast...), 3, "completed>=3"},
 		{"check: rules fail", []string{"check", snapshot}, 1, ""},
+
+		// 1: a server that cannot be reached, in every command.
+		{"scrape: server unreachable", []string{"scrape", refused + "/metrics"}, 1, "connection refused"},
+		{"diff: server unreachable", []string{"diff", snapshot, refused + "/metrics"}, 1, "connection refused"},
+		{"check: server unreachable", []string{"check", refused + "/metrics"}, 1, "connection refused"},
+
+		// 1: a refused verdict, with its reason, in every command.
+		{"compare: saturated run under gates", []string{"compare", cmpBase, saturated, "--fail-on-regression", "ttfp:5"}, 1, "no gate verdict"},
+		{"capacity: unknown", append(append([]string{"capacity", "-n", "2", "--slo", "audio_ttfp_p95<1us", "--max-runs", "2"}, levels...), saturating...),
+			1, "capacity: unknown"},
+
+		// 3: a missed SLO or gate, in every command.
+		{"sweep: SLO missed", append([]string{"sweep", "-c", "1", "-n", "2", "--slo", "audio_ttfp_p95<1us"}, levels...), 3, "1 of 1 levels missed an SLO"},
+		{"compare: regression", []string{"compare", cmpBase, cmpSlower, "--fail-on-regression", "ttfp:5"}, 3, "ttfp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/omnibench/omnibench/load"
+	"github.com/omnibench/omnibench/slo"
 )
 
 // version is overridden at build time with -ldflags "-X main.version=...".
@@ -73,6 +74,19 @@ func interruptible(parent context.Context, stderr io.Writer) (ctx context.Contex
 	}
 }
 
+// The process statuses, one table for every command (README.md, "Exit
+// status"). A command says which outcome it had by wrapping its error with
+// failure, refused, unusable or missed; an error it does not wrap is a
+// failure.
+const (
+	exitOK          = 0
+	exitFailure     = 1               // the run failed, nothing was measured, a server could not be reached
+	exitRefused     = 1               // no verdict could be given (ab, compare, capacity): a failure, with its reason
+	exitUnusable    = 2               // bad flags, arguments, scenario, rule, results or snapshot files
+	exitMissed      = slo.ExitSLOMiss // an SLO, gate or regression check was missed (3)
+	exitInterrupted = 130             // Ctrl-C or SIGTERM
+)
+
 // exitCode maps the outcome of a command to the process status (see
 // exitCodeTo), printing the error to stderr.
 func exitCode(ctx context.Context, err error) int { return exitCodeTo(ctx, os.Stderr, err) }
@@ -92,12 +106,12 @@ func exitCodeTo(ctx context.Context, stderr io.Writer, err error) int {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "omnibench:", err)
 		}
-		return 130
+		return exitInterrupted
 	case err != nil:
 		fmt.Fprintln(stderr, "omnibench:", err)
-		return 1
+		return exitFailure
 	}
-	return 0
+	return exitOK
 }
 
 // exitError carries a specific exit status out of a command (for example 2 for
@@ -105,6 +119,10 @@ func exitCodeTo(ctx context.Context, stderr io.Writer, err error) int {
 type exitError struct {
 	code int
 	err  error
+	// noVerdict marks a refusal (refused): the verdict line says NO
+	// VERDICT and reason, not FAIL.
+	noVerdict bool
+	reason    string
 }
 
 func (e *exitError) Error() string {
@@ -118,3 +136,37 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // withExitCode wraps err so that the process exits with code.
 func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// keepExitCode wraps err with code unless it already carries a status: the
+// innermost decision stands (a server that could not be reached, found
+// while reading an argument, stays a failure rather than unusable input).
+func keepExitCode(code int, err error) error {
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
+		return err
+	}
+	return withExitCode(code, err)
+}
+
+// unusable marks err as unusable input (exit 2), unless it carries a status.
+func unusable(err error) error { return keepExitCode(exitUnusable, err) }
+
+// failure marks err as a failure (exit 1): a server that could not be
+// reached or did not answer, a run that could not be made.
+func failure(err error) error { return keepExitCode(exitFailure, err) }
+
+// refused marks err as a refused verdict (exit 1): the command ran, and
+// says why it cannot give an answer. The verdict line says the reason: the
+// error err wraps ("ab: no verdict: REASON"), or err itself.
+func refused(err error) error {
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
+		return err
+	}
+	reason := err
+	if inner := errors.Unwrap(err); inner != nil {
+		reason = inner
+	}
+	return &exitError{code: exitRefused, err: err, noVerdict: true, reason: reason.Error()}
+}
+
+// missed marks err as a missed SLO, gate or regression check (exit 3).
+func missed(err error) error { return keepExitCode(exitMissed, err) }

@@ -14,7 +14,8 @@ func addWideFlag(f *pflag.FlagSet, wide *bool) {
 }
 
 // renderTables writes tables to w in format, fitted to 100 columns (the
-// terminal's width when w is a wider terminal) unless wide.
+// terminal's width when w is a wider terminal) unless wide, failures in red
+// on a terminal.
 func renderTables(w io.Writer, format string, wide bool, tables ...report.Table) error {
-	return report.RenderWith(w, format, report.Options{Width: report.WidthFor(w, wide)}, tables...)
+	return report.RenderWith(w, format, report.Options{Width: report.WidthFor(w, wide), Colour: report.ColourFor(w)}, tables...)
 }

@@ -49,10 +49,12 @@ report as the run did (without the server-vs-client section, whose snapshots
 live in the --summary file), optionally with other percentiles, thresholds or
 goodput SLOs. An interrupted run's file reads like any other.
 
---slo EXPR (repeatable) evaluates service-level objectives on the saved (or
-merged) records exactly as 'run --slo' does: the verdicts are part of the
-report in every format, --junit FILE writes them as JUnit XML, and a missed
-SLO exits 3.`,
+The SLOs the run judged (its scenario's, --slo and --max-error-rate) are
+recorded in the file and judged again, so the report shows, ends with and
+exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
+--slo EXPR (repeatable) judges these objectives instead, exactly as
+'run --slo' does: the verdicts are part of the report in every format,
+--junit FILE writes them as JUnit XML, and a missed SLO exits 3.`,
 		Example: `  omnibench report run.jsonl
   omnibench report run.jsonl --percentiles 50,99,99.9 --threshold 50ms,100ms --format markdown
   omnibench report run.jsonl --goodput ttfp:500ms,e2e:10s --html report.html
@@ -75,19 +77,19 @@ SLO exits 3.`,
 					return withExitCode(2, fmt.Errorf("--goodput: %w", err))
 				}
 			}
-			slos, err := slo.ParseAll(o.slos)
+			h, recs, err := results.ReadFile(args[0])
+			if err != nil {
+				return withExitCode(2, notResultsFile(args[0], err, true))
+			}
+			slos, err := reportSLOs(o.slos, h)
 			if err != nil {
 				return withExitCode(2, err)
 			}
 			if o.junit != "" && len(slos) == 0 {
-				return withExitCode(2, fmt.Errorf("--junit needs at least one --slo"))
+				return withExitCode(2, fmt.Errorf("--junit needs at least one --slo (the run recorded none)"))
 			}
 			if err := checkOutputPaths(outputFlag{"--html", o.html}, outputFlag{"--junit", o.junit}); err != nil {
 				return err
-			}
-			h, recs, err := results.ReadFile(args[0])
-			if err != nil {
-				return withExitCode(2, notResultsFile(args[0], err, true))
 			}
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
@@ -98,12 +100,10 @@ SLO exits 3.`,
 			if err := writeReport(cmd, o, h, recs, rep); err != nil {
 				return err
 			}
-			// The same verdict as the run that wrote the file: a run that
-			// measured nothing is a failure, whatever its SLOs say.
-			if s.NothingMeasured() {
-				return withExitCode(1, errors.New(report.NothingMeasured(s)))
-			}
-			return sloMiss(rep.SLOs)
+			// The same verdict, line and status as the run that wrote the
+			// file: a run that measured nothing is a failure, whatever its
+			// SLOs say.
+			return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(cmd.ErrOrStderr(), nil, nil, s, rep.SLOs), measuredText(s, rep.SLOs))
 		},
 	}
 	f := cmd.Flags()
@@ -128,7 +128,8 @@ func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []
 		}
 	}
 	if o.html != "" {
-		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSections(rep, recs)}
+		v := runVerdict(s, rep.SLOs)
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Verdict: &v, Sections: report.RunSections(rep, recs)}
 		if err := report.WriteHTMLFile(o.html, page); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
@@ -141,12 +142,29 @@ func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []
 	return renderTables(cmd.OutOrStdout(), o.format, o.wide, report.RunTables(rep)...)
 }
 
+// reportSLOs are the objectives a re-render judges: those given with
+// --slo, else those the run recorded in its header, so that a re-render
+// shows and exits what the run did.
+func reportSLOs(given []string, h results.Header) ([]slo.SLO, error) {
+	if len(given) > 0 {
+		return slo.ParseAll(given)
+	}
+	slos, err := slo.ParseAll(h.SLOs)
+	if err != nil {
+		return nil, fmt.Errorf("the SLOs the run recorded: %w", err)
+	}
+	return slos, nil
+}
+
 // notResultsFile explains a results file that did not read: when the file
 // is something else omnibench writes (a run summary, a sweep document, a
 // scrape), it says what it got and what it wants. Other JSON is named by its
 // keys only when anyJSON (replay also reads trace files, whose own error is
 // the better one).
 func notResultsFile(path string, err error, anyJSON bool) error {
+	if le := (*results.LineError)(nil); errors.As(err, &le) && le.Line > 1 {
+		return err // a results file with a bad line: the line says what is wrong
+	}
 	f, oerr := os.Open(path)
 	if oerr != nil {
 		return err

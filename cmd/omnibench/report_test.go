@@ -173,3 +173,55 @@ func TestReportOfARunThatMeasuredNothing(t *testing.T) {
 		t.Errorf("want the reason and the error set in the report; stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 }
+
+// TestReportShowsAndExitsWhatTheRunDid: a run that missed an SLO with a
+// saturated load generator, then report of its file: the same SLO table,
+// the saturation warning, the load generator section, the same verdict
+// line and the same exit status.
+func TestReportShowsAndExitsWhatTheRunDid(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	sim := startRunSim(t, runSimConfig(t))
+	runOut, stderr, code := execCmd(t, "run", "--url", sim, "-n", "3", "-c", "1", "--warmup", "0", "--settle", "0", "--scrape", "off",
+		"--slo", "audio_ttfp_p95<1us", "--client-cpu-threshold", "1e-12", "--client-delay-threshold", "1ns", "--out", path)
+	if code != 3 {
+		t.Fatalf("run: exit %d, want 3\n%s", code, stderr)
+	}
+	repOut, stderr, code := execCmd(t, "report", path)
+	if code != 3 {
+		t.Fatalf("report: exit %d, want 3 as the run\nstdout:\n%s\nstderr:\n%s", code, repOut, stderr)
+	}
+	if got, want := sloSection(repOut), sloSection(runOut); got == "" || got != want {
+		t.Errorf("report's SLO table:\n%s\nthe run's:\n%s", got, want)
+	}
+	for _, want := range []string{"WARNING", "the load generator was saturated", "Load generator"} {
+		if !strings.Contains(repOut, want) {
+			t.Errorf("report lacks %q:\n%s", want, repOut)
+		}
+	}
+	if got, want := verdictLine(repOut), verdictLine(runOut); got != want || !strings.HasPrefix(got, "FAIL: SLO audio_ttfp_p95<1us: ") {
+		t.Errorf("report ends with %q, the run with %q", got, want)
+	}
+}
+
+// sloSection is the SLO table of a text report, up to the blank line
+// after it.
+func sloSection(out string) string {
+	i := strings.Index(out, "Service-level objectives")
+	if i < 0 {
+		return ""
+	}
+	s, _, _ := strings.Cut(out[i:], "\n\n")
+	return s
+}
+
+// verdictLine is the verdict line a report ends with, its wrapped
+// continuation lines (indented) joined back.
+func verdictLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	i := len(lines) - 1
+	for i > 0 && strings.HasPrefix(lines[i], "  ") {
+		i--
+	}
+	return strings.Join(strings.Fields(strings.Join(lines[i:], " ")), " ")
+}

@@ -586,6 +586,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := o.shard.apply(&cfg); err != nil {
 		return withExitCode(2, err)
 	}
+	for _, s := range slos {
+		cfg.SLOs = append(cfg.SLOs, s.Expr)
+	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
@@ -669,6 +672,14 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	failed := errors.Join(outErr, metricsErr)
 	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
+	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
+		measuredText(outcome.Summary, verdicts))
+}
+
+// runStatus is the outcome of a run that reported: the run's own error,
+// then an output that could not be written, then nothing measured, then
+// the SLO verdicts.
+func runStatus(stderr io.Writer, runErr, failed error, s *summary.Summary, verdicts []slo.Result) error {
 	switch {
 	case runErr != nil:
 		if failed != nil {
@@ -680,10 +691,10 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			fmt.Fprintln(stderr, "omnibench:", miss)
 		}
 		return failed
-	case outcome.Summary.Requests.ByError[results.ErrClientLimit] > 0:
-		return withExitCode(1, clientLimited(outcome.Summary))
-	case outcome.Summary.NothingMeasured():
-		return withExitCode(1, errors.New(report.NothingMeasured(outcome.Summary)))
+	case s.Requests.ByError[results.ErrClientLimit] > 0:
+		return failure(clientLimited(s))
+	case s.NothingMeasured():
+		return failure(errors.New(report.NothingMeasured(s)))
 	}
 	return sloMiss(verdicts)
 }

@@ -113,24 +113,12 @@ func (r *runOutputs) finishOutputs(stderr io.Writer, outcome *runner.Outcome, re
 	}
 	if r.html != "" {
 		h := outcome.Header
-		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Sections: report.RunSectionsSet(rep, outcome.Set, outcome.Worst)}
+		v := runVerdict(outcome.Summary, verdicts)
+		page := report.HTMLReport{Title: "omnibench run: " + h.Scenario, Header: &h, Workload: rep.Workload, Verdict: &v,
+			Sections: report.RunSectionsSet(rep, outcome.Set, outcome.Worst)}
 		if err := report.WriteHTMLFile(r.html, page); err != nil {
 			errs = append(errs, fmt.Errorf("--html: %w", err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// sloMiss is the error of a run that missed at least one SLO.
-func sloMiss(vs []slo.Result) error {
-	var missed []string
-	for _, v := range vs {
-		if !v.Pass {
-			missed = append(missed, v.SLO.Expr)
-		}
-	}
-	if len(missed) == 0 {
-		return nil
-	}
-	return withExitCode(slo.ExitSLOMiss, fmt.Errorf("%d SLO(s) missed: %s", len(missed), strings.Join(missed, ", ")))
 }

@@ -46,8 +46,9 @@ header line. --accept auto asks like a Prometheus server (protobuf first).
 The body is checked before it is saved: an HTML page, a JSON document or a
 malformed exposition is an error naming the URL and the line.
 
-Exit status: 0 saved, 2 the endpoint could not be scraped, returned no valid
-exposition, or sent a format the file's extension does not hold.`,
+Exit status: 0 saved; 1 the endpoint could not be reached or scraped, or
+returned no valid exposition; 2 unusable input (not a URL, bad flags, a
+format the file's extension does not hold).`,
 		Example: `  omnibench scrape http://localhost:8000/metrics -o before.prom
   promtool check metrics < before.prom
   omnibench scrape http://localhost:8000/metrics -o before.pb      # protobuf
@@ -124,12 +125,15 @@ func runScrape(cmd *cobra.Command, o scrapeOptions, url string) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	snap, err := scrape.FetchWith(ctx, hc, url, accept)
+	if err != nil && !isURL(url) {
+		return unusable(err) // not a URL: the argument is wrong
+	}
 	if err != nil {
-		return withExitCode(2, err)
+		return failure(err) // a server that cannot be reached fails, as in run
 	}
 	fs, err := snap.Families()
 	if err != nil {
-		return withExitCode(2, err)
+		return failure(err) // the server's exposition, not the user's input
 	}
 	write := func(w io.Writer) error {
 		if o.raw {
@@ -186,7 +190,9 @@ Only changed series are shown unless --all is given. The text output keeps
 within 100 columns: labels every series shares are said once above the
 table, and a long series name gets a line of its own above its figures.
 
-Exit status: 0 printed, 2 a scrape could not be read.`,
+Exit status: 0 printed; 1 a URL could not be scraped (the server could not
+be reached, or sent no valid exposition); 2 a snapshot file could not be
+read, or bad flags.`,
 		Example: `  omnibench diff before.prom after.prom
   omnibench diff before.prom http://localhost:8000/metrics --format markdown
   omnibench diff before.prom after.prom --format json --all`,
@@ -231,11 +237,11 @@ func runDiff(cmd *cobra.Command, o diffOptions, before, after string) error {
 	}
 	b, err := loadScrape(cmd.Context(), hc, before, accept, o.timeout)
 	if err != nil {
-		return withExitCode(2, err)
+		return unusable(err)
 	}
 	a, err := loadScrape(cmd.Context(), hc, after, accept, o.timeout)
 	if err != nil {
-		return withExitCode(2, err)
+		return unusable(err)
 	}
 	d := scrape.Diff(b, a)
 	opts := scrape.TableOptions{All: o.all, Buckets: o.buckets}
@@ -255,7 +261,11 @@ func loadScrape(ctx context.Context, hc *http.Client, arg string, accept scrape.
 	if err != nil {
 		return nil, err
 	}
-	return snap.Families()
+	fs, err := snap.Families()
+	if err != nil && isURL(arg) {
+		return nil, failure(err) // the server's exposition, not the user's input
+	}
+	return fs, err
 }
 
 // loadSnapshot fetches a URL now or reads a snapshot or exposition file.
@@ -266,7 +276,11 @@ func loadSnapshot(ctx context.Context, hc *http.Client, arg string, accept scrap
 	if isURL(arg) {
 		fctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return scrape.FetchWith(fctx, hc, arg, accept)
+		snap, err := scrape.FetchWith(fctx, hc, arg, accept)
+		if err != nil {
+			return nil, failure(err) // a server that cannot be reached fails, as in run
+		}
+		return snap, nil
 	}
 	snap, err := scrape.ReadSnapshot(arg)
 	if err != nil {

@@ -96,7 +96,7 @@ func redactError(r *secret.Redactor, err error) error {
 		if ee.err == nil {
 			return err
 		}
-		return &exitError{code: ee.code, err: redactError(r, ee.err)}
+		return &exitError{code: ee.code, err: redactError(r, ee.err), noVerdict: ee.noVerdict, reason: r.String(ee.reason)}
 	}
 	msg := r.String(err.Error())
 	if msg == err.Error() {

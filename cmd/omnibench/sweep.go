@@ -87,9 +87,13 @@ error rate is above --max-error-rate, or its median TTFP grew more than
 --saturation-factor times over the previous level while request throughput
 rose by less than 10%. --no-early-stop runs every level.
 
-Exit status: 0 the sweep ran (SLO misses are reported, not fatal, unless
---fail-on-slo), 1 an error, 2 unusable input, 3 --fail-on-slo and some level
-missed an SLO, 130 interrupted (the levels measured so far are reported).`,
+A text or Markdown report ends with its verdict line: PASS when every level
+met every SLO, FAIL naming the levels that missed one.
+
+Exit status: 0 every level met every SLO (or none was given), 1 an error,
+2 unusable input, 3 some level missed an SLO (as in run: a sweep finds
+where the SLOs stop holding, and the status says whether they did), 130
+interrupted (the levels measured so far are reported).`,
 		Example: `  omnibench sweep -c 1,2,4,8,16
   omnibench sweep --rate 1:20:2 --arrival poisson -d 30s --slo 'audio_ttfp_p95<500ms'
   omnibench sweep -c 1:64:x2 --url http://127.0.0.1:8000 --html sweep.html --format markdown`,
@@ -104,7 +108,10 @@ missed an SLO, 130 interrupted (the levels measured so far are reported).`,
 	f.Float64Var(&o.maxErrorRate, "max-error-rate", sweep.DefaultSaturation().MaxErrorRate, "stop after a level whose error rate exceeds this fraction")
 	f.Float64Var(&o.saturationFactor, "saturation-factor", sweep.DefaultSaturation().TTFPGrowth, "stop after a level whose TTFP p50 grew more than this factor over the previous level without 10% more throughput (0 = never)")
 	f.BoolVar(&o.noEarlyStop, "no-early-stop", false, "run every level, even past saturation")
-	f.BoolVar(&o.failOnSLO, "fail-on-slo", false, "exit 3 when any level missed an SLO")
+	// --fail-on-slo is what sweep does now; the flag stays so that the
+	// scripts that pass it keep working.
+	f.BoolVar(&o.failOnSLO, "fail-on-slo", false, "exit 3 when any level missed an SLO (the default now)")
+	_ = f.MarkDeprecated("fail-on-slo", "a level that misses an SLO exits 3 without it")
 	o.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
 	return cmd
@@ -132,10 +139,15 @@ resolution 1 by default); --by rate searches open-loop arrivals per second
 that a level passes whenever a higher one does; a noisy SLO near its limit
 can break that, so give each run enough requests.
 
+A text or Markdown report ends with the answer as its verdict line: PASS,
+FAIL (even the start level missed an SLO) or NO VERDICT (the capacity is
+unknown, and why).
+
 Exit status: 0 a capacity was found (also a lower bound: when --max passed
-or --max-runs ran out, which the answer says), 1 an error, 2 unusable input
-(including no SLO at all), 3 even --start missed an SLO (no capacity),
-130 interrupted.`,
+or --max-runs ran out, which the answer says), 1 an error or an unknown
+capacity (the search stopped at a miss that may be the saturated load
+generator's, or no level ran), 2 unusable input (including no SLO at all),
+3 even --start missed an SLO (no capacity), 130 interrupted.`,
 		Example: `  omnibench capacity --slo 'continuity_ok_rate>=0.99' --slo 'audio_ttfp_p95<500ms' -d 20s
   omnibench capacity --by rate --start 2 --resolution 0.25 --slo 'e2e_p95<5s' --url http://127.0.0.1:8000`,
 		Args: sweepNoArgs,
@@ -342,8 +354,8 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 }
 
 // write prints the report and writes the --summary, --junit and --html
-// files.
-func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []junit.Suite, html []report.HTMLSection, title string) error {
+// files; the page shows verdict as its badge.
+func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []junit.Suite, html []report.HTMLSection, title string, verdict report.Verdict) error {
 	w := lr.cmd.OutOrStdout()
 	format := lr.o.run.format
 	if format == report.FormatJSON {
@@ -380,7 +392,7 @@ func (lr *levelRun) write(doc sweep.Document, tables []report.Table, suites []ju
 	if lr.o.html != "" {
 		// The page describes the whole sweep: what the levels share once,
 		// what differs (the level) as the list of levels.
-		r := report.HTMLReport{Title: title, Sections: html}
+		r := report.HTMLReport{Title: title, Sections: html, Verdict: &verdict}
 		for _, h := range lr.headers {
 			r.Runs = append(r.Runs, report.NamedHeader{Header: h})
 		}
@@ -456,25 +468,43 @@ func (o *sweepOptions) runSweep(ctx context.Context, cmd *cobra.Command) error {
 		html[0].Notes = append(html[0].Notes, res.StopNote())
 	}
 	title := fmt.Sprintf("omnibench sweep: %s over %s", lr.sc.Name, axis)
-	if err := lr.write(res.Document(), res.Tables(), res.JUnitSuites(), html, title); err != nil {
+	status := sweepStatus(res)
+	if runErr != nil {
+		status = runErr
+	}
+	verdict := verdictOf(status, sweepPassText(res))
+	if err := lr.write(res.Document(), res.Tables(), res.JUnitSuites(), html, title, verdict); err != nil {
 		return errors.Join(runErr, err)
 	}
-	if runErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "omnibench: interrupted; the levels measured so far were reported")
-		}
-		return runErr
+	if runErr != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the levels measured so far were reported")
 	}
-	if o.failOnSLO && !res.AllPass() {
-		missed := 0
-		for _, p := range res.Points {
-			if !p.Pass() {
-				missed++
-			}
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
+}
+
+// sweepStatus is the outcome of a sweep: exit 3 when any level missed an
+// SLO, as a run that missed one. Finding where the SLOs stop holding is
+// what a sweep is for, and its table shows it; the status lets a script
+// see it too (every level held, or not).
+func sweepStatus(res *sweep.Result) error {
+	var levels []string
+	for _, p := range res.Points {
+		if !p.Pass() {
+			levels = append(levels, res.Axis.Format(p.Level))
 		}
-		return withExitCode(slo.ExitSLOMiss, fmt.Errorf("%d of %d levels missed an SLO", missed, len(res.Points)))
 	}
-	return nil
+	if len(levels) == 0 {
+		return nil
+	}
+	return missed(fmt.Errorf("%d of %d levels missed an SLO (%s %s)", len(levels), len(res.Points), res.Axis, strings.Join(levels, ", ")))
+}
+
+// sweepPassText says what a sweep that passed measured.
+func sweepPassText(res *sweep.Result) string {
+	if len(res.SLOs) == 0 {
+		return fmt.Sprintf("%d levels measured, no SLOs given", len(res.Points))
+	}
+	return fmt.Sprintf("%d levels measured, every SLO held at each", len(res.Points))
 }
 
 func (o *capacityOptions) runCapacity(ctx context.Context, cmd *cobra.Command) error {
@@ -519,17 +549,31 @@ func (o *capacityOptions) runCapacity(ctx context.Context, cmd *cobra.Command) e
 	html := append([]report.HTMLSection{{Title: "Capacity search", Notes: append([]string{s.Answer()}, s.Margins()...), Tables: search}},
 		report.SweepSections(s.HTMLLevels(), sweep.SLOLines(lr.slos))...)
 	title := fmt.Sprintf("omnibench capacity: %s over %s", lr.sc.Name, axis)
-	if err := lr.write(s.Document(), search, s.JUnitSuites(), html, title); err != nil {
+	status := capacityStatus(s)
+	if runErr != nil {
+		status = runErr
+	}
+	verdict := verdictOf(status, s.Answer())
+	if err := lr.write(s.Document(), search, s.JUnitSuites(), html, title, verdict); err != nil {
 		return errors.Join(runErr, err)
 	}
-	if runErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "omnibench: interrupted; the search so far was reported")
-		}
-		return runErr
+	if runErr != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the search so far was reported")
 	}
-	if s.End == sweep.EndStartFails {
-		return withExitCode(slo.ExitSLOMiss, errors.New(s.Answer()))
+	return endReport(cmd.OutOrStdout(), o.run.format, o.run.wide, status, verdict.Reason)
+}
+
+// capacityStatus is the outcome of a capacity search: 0 when it found the
+// knee or a bound (resolved, every SLO held at the maximum, the run budget
+// spent with a passing level), 3 when even the start level missed an SLO,
+// and a refusal (1) when the answer is unknown: the search stopped at a
+// miss that may be the saturated load generator's, or no level ran.
+func capacityStatus(s *sweep.Search) error {
+	switch {
+	case s.End == sweep.EndStartFails:
+		return missed(errors.New(s.Answer()))
+	case s.End == sweep.EndClientSaturated, s.End == sweep.EndMaxRuns && !s.Found:
+		return refused(errors.New(s.Answer()))
 	}
 	return nil
 }

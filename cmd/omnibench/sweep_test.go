@@ -308,7 +308,10 @@ func TestSweepExitStatus(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"SLO missed, reported only", []string{"sweep", "-c", "1", "--slo", "audio_ttfp_p95<1us"}, 0, ""},
+		{"SLO missed", []string{"sweep", "-c", "1", "--slo", "audio_ttfp_p95<1us"}, slo.ExitSLOMiss, ""},
+		{"SLO held", []string{"sweep", "-c", "1", "--slo", "audio_ttfp_p95<1m"}, 0, ""},
+		// --fail-on-slo is kept for the scripts that pass it: what it asked
+		// for is the default.
 		{"SLO missed, --fail-on-slo", []string{"sweep", "-c", "1,2", "--slo", "audio_ttfp_p95<1us", "--fail-on-slo"}, slo.ExitSLOMiss, ""},
 		{"SLO held, --fail-on-slo", []string{"sweep", "-c", "1", "--slo", "audio_ttfp_p95<1m", "--fail-on-slo"}, 0, ""},
 		{"capacity: start level fails", []string{"capacity", "--slo", "audio_ttfp_p95<1us", "--max-runs", "3"}, slo.ExitSLOMiss, "capacity: none: even 1 concurrent stream misses an SLO (1 fails: audio_ttfp_p95 = "},
@@ -430,5 +433,33 @@ func TestSweepFlags(t *testing.T) {
 	}
 	if fl := sw.Flags().ShorthandLookup("n"); fl == nil || fl.Name != "requests" {
 		t.Errorf("sweep -n is %+v", fl)
+	}
+}
+
+// TestSweepVerdictLine: sweep and capacity end their report with the
+// verdict their status states, and the HTML page shows it as its badge.
+func TestSweepVerdictLine(t *testing.T) {
+	url := sweepFastSimulator(t)
+	base := []string{"--url", url, "-n", "2", "--warmup", "0"}
+	page := filepath.Join(t.TempDir(), "sweep.html")
+	for _, tc := range []struct {
+		args []string
+		code int
+		line string
+	}{
+		{[]string{"sweep", "-c", "1,2", "--slo", "audio_ttfp_p95<1m"}, 0, "PASS: 2 levels measured, every SLO held at each"},
+		{[]string{"sweep", "-c", "1,2", "--slo", "audio_ttfp_p95<1us", "--html", page}, slo.ExitSLOMiss, "FAIL: 2 of 2 levels missed an SLO (concurrency 1, 2)"},
+		{[]string{"capacity", "--slo", "audio_ttfp_p95<1m", "--max", "2"}, 0, "PASS: capacity: at least 2 concurrent streams"},
+		{[]string{"capacity", "--slo", "audio_ttfp_p95<1us", "--max-runs", "2", "--client-cpu-threshold", "1e-12", "--client-delay-threshold", "1ns"},
+			1, "NO VERDICT: capacity: unknown"},
+	} {
+		out, stderr, code := sweepExec(t, append(tc.args, base...)...)
+		if code != tc.code || !strings.HasPrefix(verdictLine(out), tc.line) {
+			t.Errorf("%q: exit %d, verdict %q; want %d, %q\nstderr:\n%s", tc.args, code, verdictLine(out), tc.code, tc.line, stderr)
+		}
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), `<p class="verdict fail" role="status"><strong>FAIL</strong>: 2 of 2 levels missed`) {
+		t.Errorf("the sweep page has no FAIL badge (%v)", err)
 	}
 }

@@ -128,7 +128,7 @@ func TestRunErrorRateAboveMaxExits3(t *testing.T) {
 	if code != 3 {
 		t.Fatalf("exit %d (%v), want 3: 60%% failed, above the default --max-error-rate 0.5\nstderr:\n%s", code, err, stderr)
 	}
-	if !strings.Contains(fmt.Sprint(err), "missed: error_rate<=0.5") || !strings.Contains(stderr, "6× http_status: HTTP 503: overloaded, try again") {
+	if !strings.Contains(fmt.Sprint(err), "SLO error_rate<=0.5: error_rate = 0.6") || !strings.Contains(stderr, "6× http_status: HTTP 503: overloaded, try again") {
 		t.Errorf("error %v, stderr:\n%s", err, stderr)
 	}
 	var doc struct {

@@ -150,7 +150,7 @@ func TestOutputsFitOnFastSimulator(t *testing.T) {
 
 	out, stderr, code = execCmd(t, "sweep", "--url", url, "--scenario", "tts-short", "-c", "1,2,4", "-n", "3", "--warmup", "0",
 		"--slo", "audio_ttfp_p95<500ms", "--slo", "e2e_p95<1ms")
-	if code != 0 {
+	if code != 3 { // e2e_p95<1ms misses at every level
 		t.Fatalf("sweep: exit %d\n%s", code, stderr)
 	}
 	assertFits(t, "sweep", out)
