@@ -365,9 +365,9 @@ func serverVsClientSection(rows []Comparison) HTMLSection {
 		xLabel: "share of the larger of the two values (%)", yLabel: "figure (unit)",
 		bars: hbars{names: []string{"server", "client"}}}
 	for _, r := range rows {
-		row := []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Note}
+		row := []string{r.Figure, r.serverCell(), fp(r.Client), r.diffCell(), r.Unit, r.Note}
 		if withTolerance {
-			row = []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note}
+			row = []string{r.Figure, r.serverCell(), fp(r.Client), r.diffCell(), r.Unit, r.Tolerance, r.Note}
 		}
 		t.Rows = append(t.Rows, row)
 		if r.Server == nil || r.Client == nil {
