@@ -98,3 +98,31 @@ func TestSweepMarksSaturatedLevels(t *testing.T) {
 		t.Errorf("JSON lacks client_saturated: %s", data)
 	}
 }
+
+// TestHTMLLevelsCarryVerdicts: each level handed to the HTML page carries
+// its SLO verdict and the load generator's warning, which the levels table
+// shows in columns of their own.
+func TestHTMLLevelsCarryVerdicts(t *testing.T) {
+	f := &fakeRunner{fn: func(level float64) fakeLevel {
+		if level >= 4 {
+			return fakeLevel{ttfpMS: 100, throughput: 2, failed: 1}
+		}
+		return fakeLevel{ttfpMS: 100, throughput: 2}
+	}}
+	res, err := Sweep(context.Background(), Options{Axis: Concurrency, Levels: []float64{1, 2, 4}, SLOs: noErrors()}, saturatedFrom(f, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := res.HTMLLevels()
+	if len(levels) != 3 {
+		t.Fatalf("%d levels, want 3", len(levels))
+	}
+	for i, want := range []struct {
+		slo       string
+		saturated bool
+	}{{"pass", false}, {"pass", false}, {"MISS errors<1", true}} {
+		if l := levels[i]; l.SLO != want.slo || (l.ClientSaturated != "") != want.saturated {
+			t.Errorf("level %v: SLO %q, client saturated %q; want %q, saturated %v", l.X, l.SLO, l.ClientSaturated, want.slo, want.saturated)
+		}
+	}
+}

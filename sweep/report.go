@@ -264,7 +264,23 @@ func htmlLevel(a Axis, p Point) report.SweepLevel {
 			figs[r.SLO.Figure] = r.Observed
 		}
 	}
-	return report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs}
+	return report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs, SLO: sloCell(p), ClientSaturated: p.ClientSaturated}
+}
+
+// sloCell is the level's SLO verdict for the HTML table: "pass", or
+// "MISS" and the missed SLOs as written; "" without SLOs.
+func sloCell(p Point) string {
+	switch {
+	case len(p.SLOs) == 0:
+		return ""
+	case p.Pass():
+		return "pass"
+	}
+	var missed []string
+	for _, r := range p.Failed() {
+		missed = append(missed, strings.TrimSpace(r.SLO.Expr))
+	}
+	return "MISS " + strings.Join(missed, ", ")
 }
 
 // HTMLLevels returns the sweep's levels for report.SweepSections
