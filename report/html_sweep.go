@@ -15,9 +15,10 @@ type SweepLevel struct {
 	X       float64
 	XLabel  string
 	Figures map[string]float64
-	// SLO is the level's verdict: "pass", or "MISS" and the missed SLOs;
-	// "" when no SLO was given.
-	SLO string
+	// SLO is the level's verdict, "pass" or "MISS"; "" when no SLO was
+	// given. SLOMissed says which SLOs a missed level missed, and by how
+	// much (a footnote of the table).
+	SLO, SLOMissed string
 	// ClientSaturated is the load generator's warning when it was itself
 	// the bottleneck at this level ("" when it kept up).
 	ClientSaturated string
@@ -168,7 +169,11 @@ func levelTable(levels []SweepLevel, xLabel string) Table {
 			}
 		}
 		if withSLO {
-			row = append(row, cmp.Or(l.SLO, "-"))
+			cell := cmp.Or(l.SLO, "-")
+			if l.SLOMissed != "" {
+				cell += " " + t.Footnote(xLabel+" "+strconv.FormatFloat(l.X, 'g', -1, 64)+": "+l.SLOMissed)
+			}
+			row = append(row, cell)
 		}
 		gen := "kept up"
 		if l.ClientSaturated != "" {

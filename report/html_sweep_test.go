@@ -12,7 +12,7 @@ import (
 // SLO verdict and for whether the load generator kept up.
 func TestHTMLSweepLevelsTable(t *testing.T) {
 	levels, slos := sampleSweep()
-	levels[4].SLO = "MISS audio_ttfp_p95<1000ms"
+	levels[4].SLO, levels[4].SLOMissed = "MISS", "audio_ttfp_p95 = 1220 ms, limit <= 1000 ms"
 	levels[5].ClientSaturated = "client CPU 97% of its cores"
 	root := parsePage(t, render(t, HTMLReport{Title: "sweep", Sections: SweepSections(levels, slos)}))
 	tables := levelTablesOf(root)
@@ -35,9 +35,9 @@ func TestHTMLSweepLevelsTable(t *testing.T) {
 		wantSLO, wantGen := "pass", "kept up"
 		switch i {
 		case 4:
-			wantSLO = "MISS audio_ttfp_p95<1000ms"
+			wantSLO = "MISS [1]"
 		case 5:
-			wantGen = "saturated [1]"
+			wantGen = "saturated [2]"
 		}
 		if slo != wantSLO || gen != wantGen {
 			t.Errorf("level %v: SLO %q, load generator %q; want %q, %q", levels[i].X, slo, gen, wantSLO, wantGen)
@@ -46,7 +46,11 @@ func TestHTMLSweepLevelsTable(t *testing.T) {
 	if got := cellsOf(rows[3], "td")[4]; got != "97.2" {
 		t.Errorf("continuity of level 8 = %q, want a percentage 97.2", got)
 	}
-	if !strings.Contains(root.textOf(), "[1] concurrency (streams) 32: client CPU 97% of its cores") {
+	text := root.textOf()
+	if !strings.Contains(text, "[1] concurrency (streams) 16: audio_ttfp_p95 = 1220 ms, limit <= 1000 ms") {
+		t.Error("the missed level's footnote does not say by how much")
+	}
+	if !strings.Contains(text, "[2] concurrency (streams) 32: client CPU 97% of its cores") {
 		t.Error("the saturated level's footnote does not say why")
 	}
 }

@@ -125,4 +125,10 @@ func TestHTMLLevelsCarryVerdicts(t *testing.T) {
 			t.Errorf("level %v: SLO %q, client saturated %q; want %q, saturated %v", l.X, l.SLO, l.ClientSaturated, want.slo, want.saturated)
 		}
 	}
+	if m := levels[2].SLOMissed; !strings.Contains(m, "errors") || !strings.Contains(m, "limit") {
+		t.Errorf("missed level's SLOMissed %q: want the missed SLO and by how much", m)
+	}
+	if m := levels[0].SLOMissed; m != "" {
+		t.Errorf("passing level's SLOMissed %q, want none", m)
+	}
 }

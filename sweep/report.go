@@ -264,26 +264,26 @@ func htmlLevel(a Axis, p Point) report.SweepLevel {
 			figs[r.SLO.Figure] = r.Observed
 		}
 	}
-	return report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs, SLO: sloCell(p), ClientSaturated: p.ClientSaturated}
+	l := report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs, ClientSaturated: p.ClientSaturated}
+	l.SLO, l.SLOMissed = sloVerdict(p)
+	return l
 }
 
-// sloCell is the level's SLO verdict for the HTML table: "pass", or
-// "MISS" and, when there are several SLOs, the missed ones as written;
-// "" without SLOs.
-func sloCell(p Point) string {
+// sloVerdict is the level's SLO verdict for the HTML table, "pass" or
+// "MISS" ("" without SLOs), and for a miss every missed SLO and by how
+// much.
+func sloVerdict(p Point) (verdict, missed string) {
 	switch {
 	case len(p.SLOs) == 0:
-		return ""
+		return "", ""
 	case p.Pass():
-		return "pass"
-	case len(p.SLOs) == 1:
-		return "MISS" // the page names the one SLO above the table
+		return "pass", ""
 	}
-	var missed []string
+	var msgs []string
 	for _, r := range p.Failed() {
-		missed = append(missed, strings.TrimSpace(r.SLO.Expr))
+		msgs = append(msgs, r.Message)
 	}
-	return "MISS " + strings.Join(missed, ", ")
+	return "MISS", strings.Join(msgs, "; ")
 }
 
 // HTMLLevels returns the sweep's levels for report.SweepSections
