@@ -340,10 +340,16 @@ func tableOf(t Table) tableView {
 }
 
 // isFigure reports whether a cell reads as a number ("12.5", "-", "3/4",
-// "95%", "+3.1%", "4 [1]" with its footnote marker), which tables
-// right-align so digits line up.
+// "95%", "+3.1%", "4 [1]" with its footnote marker, "242.5 (200-250)" with
+// the bucket it was estimated in), which tables right-align so digits line
+// up.
 func isFigure(s string) bool {
 	s = strings.TrimPrefix(strings.TrimSpace(footnoteMarkers.ReplaceAllString(s, "")), "+")
+	if v, bucket, ok := strings.Cut(s, " ("); ok && strings.HasSuffix(bucket, ")") {
+		lo, hi, _ := strings.Cut(strings.TrimSuffix(bucket, ")"), "-")
+		lo = strings.TrimLeft(lo, "≤≥")
+		return isFigure(v) && isFigure(lo) && (hi == "" || isFigure(hi))
+	}
 	if s == "-" {
 		return true
 	}

@@ -269,6 +269,10 @@ func overTimeCharts(recs measured) []chart {
 	rate.caption = fmt.Sprintf("Mean rate in %s s bins; %d requests sent, %d completed.", fv(w), len(sent), len(done))
 
 	inflight.series, inflight.caption = inFlightSeries(recs, end)
+	if ramp, ok := rampBand(recs); ok {
+		rate.bands, inflight.bands, errs.bands = []band{ramp}, []band{ramp}, []band{ramp}
+		rate.caption += " Shaded: the ramp phase, whose requests the figures leave out."
+	}
 
 	classes := results.ErrorClasses()
 	for k := range byClass { // a class this build does not know still shows
@@ -296,6 +300,28 @@ func overTimeCharts(recs measured) []chart {
 		errs.caption = fmt.Sprintf("%d failed requests, placed at the time each failure was seen; mean rate in %s s bins.", total, fv(w))
 	}
 	return []chart{rate, inflight, errs}
+}
+
+// rampBand is the span of the ramp phase: from the first ramp arrival to
+// the first measured one (the last ramp arrival when none follows). ok is
+// false for a run without a ramp.
+func rampBand(recs measured) (band, bool) {
+	first, last, measuredFrom := math.Inf(1), math.Inf(-1), math.Inf(1)
+	for _, r := range recs.samples {
+		if r.Ramp() {
+			first, last = math.Min(first, r.SentS), math.Max(last, r.SentS)
+		} else {
+			measuredFrom = math.Min(measuredFrom, r.SentS)
+		}
+	}
+	if math.IsInf(first, 1) {
+		return band{}, false
+	}
+	end := last
+	if measuredFrom > last && !math.IsInf(measuredFrom, 1) {
+		end = measuredFrom
+	}
+	return band{from: first, to: end, name: "ramp phase"}, true
 }
 
 // inFlightSeries is the number of requests between send and end over time:
@@ -365,9 +391,9 @@ func serverVsClientSection(rows []Comparison) HTMLSection {
 		xLabel: "share of the larger of the two values (%)", yLabel: "figure (unit)",
 		bars: hbars{names: []string{"server", "client"}}}
 	for _, r := range rows {
-		row := []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Note}
+		row := []string{r.Figure, r.serverCell(), fp(r.Client), r.diffCell(), r.Unit, r.Note}
 		if withTolerance {
-			row = []string{r.Figure, fp(r.Server), fp(r.Client), fp(r.Diff), r.Unit, r.Tolerance, r.Note}
+			row = []string{r.Figure, r.serverCell(), fp(r.Client), r.diffCell(), r.Unit, r.Tolerance, r.Note}
 		}
 		t.Rows = append(t.Rows, row)
 		if r.Server == nil || r.Client == nil {

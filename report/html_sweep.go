@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -16,6 +15,13 @@ type SweepLevel struct {
 	X       float64
 	XLabel  string
 	Figures map[string]float64
+	// SLO is the level's verdict, "pass" or "MISS"; "" when no SLO was
+	// given. SLOMissed says which SLOs a missed level missed, and by how
+	// much (a footnote of the table).
+	SLO, SLOMissed string
+	// ClientSaturated is the load generator's warning when it was itself
+	// the bottleneck at this level ("" when it kept up).
+	ClientSaturated string
 }
 
 // SLOLine is a service-level objective drawn as a horizontal line on the
@@ -101,7 +107,7 @@ func SweepSections(levels []SweepLevel, slos []SLOLine) []HTMLSection {
 		charts = append(charts, c)
 	}
 
-	levelsSec := HTMLSection{Title: "Sweep levels", Tables: levelTables(levels, xLabel)}
+	levelsSec := HTMLSection{Title: "Sweep levels", Tables: []Table{levelTable(levels, xLabel)}}
 	for _, s := range slos {
 		levelsSec.Notes = append(levelsSec.Notes, sloLabel(s))
 	}
@@ -115,62 +121,68 @@ func sloLabel(s SLOLine) string {
 	return "SLO " + s.Figure + " " + strconv.FormatFloat(s.Value, 'g', -1, 64) // the limit as written
 }
 
-// levelTables lists every level with its figures: the charted figures
-// first, then the rest by name, at most seven figure columns to a table so
-// the page never needs a sideways scroll.
-func levelTables(levels []SweepLevel, xLabel string) []Table {
-	seen := map[string]bool{}
-	var known, other []string
-	for _, sp := range sweepCharts() {
-		for _, f := range sp.figures {
-			seen[f] = true
-			for _, l := range levels {
-				if _, ok := l.Figures[f]; ok {
-					known = append(known, f)
-					break
-				}
-			}
-		}
+// levelColumn is a figure column of the levels table: its header, with
+// the unit, and how a value prints.
+type levelColumn struct {
+	figure, header string
+	format         func(float64) string
+}
+
+// levelColumns are the figures the levels table shows, chosen to fit a
+// page without a sideways scroll: the latencies a user sets SLOs on, the
+// continuity, throughput and errors. The rest (RTF, audio throughput, the
+// figures of SLOs) have their curve below.
+func levelColumns() []levelColumn {
+	ms := func(v float64) string { return FormatFixed(v, 1) }
+	pct := func(v float64) string { return FormatFixed(100*v, 1) }
+	return []levelColumn{
+		{"audio_ttfp_p50", "TTFP p50 (ms)", ms},
+		{"audio_ttfp_p95", "TTFP p95 (ms)", ms},
+		{"e2e_p95", "e2e p95 (ms)", func(v float64) string { return FormatFixed(v, 0) }},
+		{"continuity_ok_rate", "continuous (%)", pct},
+		{"request_throughput", "throughput (req/s)", func(v float64) string { return FormatFixed(v, 2) }},
+		{"error_rate", "errors (%)", pct},
 	}
+}
+
+// levelTable lists every level in one table: the level, the figures of
+// levelColumns, the SLO verdict (when SLOs were given) and whether the
+// load generator kept up, whose warnings are footnotes.
+func levelTable(levels []SweepLevel, xLabel string) Table {
+	cols := levelColumns()
+	withSLO := slices.ContainsFunc(levels, func(l SweepLevel) bool { return l.SLO != "" })
+	t := Table{Title: "Levels", Header: []string{xLabel}}
+	for _, c := range cols {
+		t.Header = append(t.Header, c.header)
+	}
+	if withSLO {
+		t.Header = append(t.Header, "SLOs")
+	}
+	t.Header = append(t.Header, "load generator")
 	for _, l := range levels {
-		for f := range l.Figures {
-			if !seen[f] {
-				seen[f] = true
-				other = append(other, f)
+		row := []string{strconv.FormatFloat(l.X, 'g', -1, 64)}
+		for _, c := range cols {
+			if v, ok := l.Figures[c.figure]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				row = append(row, c.format(v))
+			} else {
+				row = append(row, "-")
 			}
 		}
-	}
-	sort.Strings(other)
-	figures := append(known, other...)
-	if len(figures) == 0 {
-		t := Table{Title: "Levels", Header: []string{xLabel}}
-		for _, l := range levels {
-			t.Rows = append(t.Rows, []string{strconv.FormatFloat(l.X, 'g', -1, 64)})
-		}
-		return []Table{t}
-	}
-	const perTable = 7
-	var out []Table
-	for start := 0; start < len(figures); start += perTable {
-		cols := figures[start:min(start+perTable, len(figures))]
-		t := Table{Title: "Levels", Header: append([]string{xLabel}, cols...)}
-		if len(figures) > perTable {
-			t.Title += " (" + strconv.Itoa(start/perTable+1) + " of " + strconv.Itoa((len(figures)+perTable-1)/perTable) + ")"
-		}
-		for _, l := range levels {
-			row := []string{strconv.FormatFloat(l.X, 'g', -1, 64)}
-			for _, f := range cols {
-				if v, ok := l.Figures[f]; ok {
-					row = append(row, fv(v))
-				} else {
-					row = append(row, "-")
-				}
+		if withSLO {
+			cell := cmp.Or(l.SLO, "-")
+			if l.SLOMissed != "" {
+				cell += " " + t.Footnote(xLabel+" "+strconv.FormatFloat(l.X, 'g', -1, 64)+": "+l.SLOMissed)
 			}
-			t.Rows = append(t.Rows, row)
+			row = append(row, cell)
 		}
-		out = append(out, t)
+		gen := "kept up"
+		if l.ClientSaturated != "" {
+			gen = "saturated " + t.Footnote(xLabel+" "+strconv.FormatFloat(l.X, 'g', -1, 64)+": "+l.ClientSaturated)
+		}
+		t.Rows = append(t.Rows, append(row, gen))
 	}
-	return out
+	t.Notes = append(t.Notes, "RTF and audio throughput per level: their curves below.")
+	return t
 }
 
 // slug makes a name safe and stable as a data-chart suffix: lower case

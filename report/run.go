@@ -20,13 +20,62 @@ import (
 // Comparison is one row of the server-vs-client section: a figure as the
 // server's /metrics delta states it and as the client measured it.
 type Comparison struct {
-	Figure    string   `json:"figure"`
-	Server    *float64 `json:"server"` // nil: the server does not export it
-	Client    *float64 `json:"client"`
-	Diff      *float64 `json:"diff"` // server - client
+	Figure string   `json:"figure"`
+	Server *float64 `json:"server"` // nil: the server does not export it
+	Client *float64 `json:"client"`
+	// Diff is server - client; nil when either side is missing, or when
+	// the client's value lies in ServerBucket: the buckets cannot tell the
+	// two apart.
+	Diff      *float64 `json:"diff"`
 	Unit      string   `json:"unit,omitempty"`
 	Note      string   `json:"note,omitempty"`
 	Tolerance string   `json:"tolerance,omitempty"`
+	// ServerBucket is, for a server figure estimated from histogram
+	// buckets, the bucket the estimate lies in (in Unit).
+	ServerBucket *Bucket `json:"server_bucket,omitempty"`
+}
+
+// Bucket is a histogram bucket's bounds; a nil bound is unbounded (the
+// +Inf bucket's upper one).
+type Bucket struct {
+	Low  *float64 `json:"low"`
+	High *float64 `json:"high"`
+}
+
+// String is the bucket as "200-250", "≥1000" or "≤0".
+func (b Bucket) String() string {
+	switch {
+	case b.Low != nil && b.High != nil:
+		return fv(*b.Low) + "-" + fv(*b.High)
+	case b.Low != nil:
+		return "≥" + fv(*b.Low)
+	case b.High != nil:
+		return "≤" + fv(*b.High)
+	}
+	return "any"
+}
+
+// InBucket reports whether the comparison's client value lies in the
+// server's bucket: a difference the server's histogram cannot resolve.
+func (c Comparison) InBucket() bool {
+	return c.ServerBucket != nil && c.Server != nil && c.Client != nil && c.Diff == nil
+}
+
+// serverCell is the server's value, with its bucket when it has one.
+func (c Comparison) serverCell() string {
+	if c.ServerBucket == nil || c.Server == nil {
+		return fp(c.Server)
+	}
+	return fp(c.Server) + " (" + c.ServerBucket.String() + ")"
+}
+
+// diffCell is server - client, or "in bucket" when the buckets cannot
+// resolve the difference.
+func (c Comparison) diffCell() string {
+	if c.InBucket() {
+		return "in bucket"
+	}
+	return fp(c.Diff)
 }
 
 // RunReport is what the run report shows.
@@ -416,7 +465,7 @@ func serverVsClientTable(cs []Comparison) Table {
 		if c.Note != "" {
 			label += " " + sv.Footnote(c.Note)
 		}
-		sv.Rows = append(sv.Rows, []string{label, fp(c.Server), fp(c.Client), fp(c.Diff)})
+		sv.Rows = append(sv.Rows, []string{label, c.serverCell(), fp(c.Client), c.diffCell()})
 	}
 	return sv
 }

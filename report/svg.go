@@ -67,6 +67,20 @@ func (s series) dash() string {
 	return ""
 }
 
+// band is a shaded span of x (a phase of the run), named in the legend.
+type band struct {
+	from, to float64
+	name     string
+}
+
+// bandFill is the legend box of a band: the colour of bandShade over
+// white. The band itself is translucent so the grid shows through it, and
+// light enough that the lines drawn over it keep their contrast.
+const (
+	bandFill  = "#e6e6e6"
+	bandShade = `fill="#000" fill-opacity="0.1"`
+)
+
 // refLine is a horizontal (y) or vertical (x) reference line with a label.
 type refLine struct {
 	value float64
@@ -97,6 +111,7 @@ type chart struct {
 	bars hbars // kindHBars
 
 	hlines, vlines []refLine
+	bands          []band // kindXY: shaded spans of x, behind the series
 	yFrom0         bool   // the y axis starts at 0 whatever the data
 	caption        string // shown under the chart by the page
 	emptyText      string // shown in the plot when there is no data; default "no data"
@@ -457,9 +472,14 @@ func (c *chart) xySVG() string {
 		}
 		items = append(items, it)
 	}
+	xlo, xhi, ylo, yhi, hasData := c.xyBounds()
+	for _, bd := range c.bands {
+		if hasData { // an empty plot draws no band to name
+			items = append(items, legendItem{name: bd.name, color: bandFill, box: true})
+		}
+	}
 	_, _, rows := layoutLegend(items)
 	top := 40 + float64(rows)*legendRowH
-	xlo, xhi, ylo, yhi, hasData := c.xyBounds()
 	if c.yFrom0 {
 		ylo = math.Min(ylo, 0)
 	}
@@ -476,6 +496,7 @@ func (c *chart) xySVG() string {
 		b.WriteString(`</svg>`)
 		return b.String()
 	}
+	b.bands(f, c.bands)
 	for i, l := range c.hlines {
 		if !finite(l.value) {
 			continue
@@ -496,6 +517,21 @@ func (c *chart) xySVG() string {
 	b.vlineLabels(f, c.vlines, c.series)
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// bands shades each band's span of x, clipped to the plot, over the full
+// height of the plot.
+func (b *svgWriter) bands(f frame, bands []band) {
+	for _, bd := range bands {
+		if !finite(bd.from) || !finite(bd.to) {
+			continue
+		}
+		lo, hi := math.Max(math.Min(bd.from, bd.to), f.x0), math.Min(math.Max(bd.from, bd.to), f.x1)
+		if hi <= lo {
+			continue
+		}
+		b.rect(f.sx(lo), f.top, f.sx(hi)-f.sx(lo), f.h, `class="band" `+bandShade)
+	}
 }
 
 // path draws one series; non-finite points break the line.

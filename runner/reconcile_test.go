@@ -3,11 +3,14 @@ package runner
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/simulator"
 )
 
@@ -110,4 +113,94 @@ func histCount(t *testing.T, out *ran, family string) float64 {
 		t.Fatalf("no %s in the /metrics delta", family)
 	}
 	return h.Count
+}
+
+// TestServerVsClientQuantileBuckets sets the client's TTFP quantiles of a
+// real run beside a server histogram built around them. With one bucket
+// from 0 to 10 s, the server's interpolated p50 is 5 s while the client's
+// is a fraction of a second: the buckets cannot tell them apart, so the row
+// shows the bucket and no difference. With every observation in a bucket
+// below 1 ms, the client's value lies outside it and the row shows the
+// difference.
+func TestServerVsClientQuantileBuckets(t *testing.T) {
+	wl := chatWorkload(t)
+	sim := startSim(t, wl, nil)
+	out := mustRun(t, baseConfig(sim.URL, wl, 4, 2))
+	n := len(out.Records)
+	for _, tc := range []struct {
+		name     string
+		le       string // the bound of the one finite bucket, s
+		inBucket bool
+	}{
+		{"wide bucket", "10", true},
+		{"bucket below the client", "0.001", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out.Delta = ttfpDelta(t, tc.le, n)
+			out.After = nil
+			for _, figure := range []string{"TTFP p50", "TTFP p95"} {
+				r := row(t, out.ServerVsClient(), figure)
+				if r.Server == nil || r.Client == nil || r.ServerBucket == nil || r.ServerBucket.High == nil {
+					t.Fatalf("%s: server %v, client %v, bucket %+v: want both sides and the bucket", figure, fp(r.Server), fp(r.Client), r.ServerBucket)
+				}
+				if high := *r.ServerBucket.High; high != 1000*mustFloat(t, tc.le) {
+					t.Errorf("%s: bucket upper bound %v ms, want %s s", figure, high, tc.le)
+				}
+				if got := r.Diff == nil; got != tc.inBucket {
+					t.Errorf("%s: server %v (bucket %v), client %v: diff %v, want a difference only outside the bucket",
+						figure, *r.Server, r.ServerBucket, *r.Client, fp(r.Diff))
+				}
+			}
+		})
+	}
+}
+
+// ttfpDelta is a /metrics delta in which n TTFP observations, all made
+// between the scrapes, fall in one bucket with upper bound le seconds.
+func ttfpDelta(t *testing.T, le string, n int) *scrape.Delta {
+	t.Helper()
+	parse := func(count int) scrape.Families {
+		body := fmt.Sprintf("# TYPE vllm:omni_audio_ttfp_s histogram\n"+
+			"vllm:omni_audio_ttfp_s_bucket{le=%q} %d\nvllm:omni_audio_ttfp_s_bucket{le=\"+Inf\"} %d\n"+
+			"vllm:omni_audio_ttfp_s_sum 0\nvllm:omni_audio_ttfp_s_count %d\n", le, count, count, count)
+		fams, err := scrape.Parse("text/plain; version=0.0.4", []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	return scrape.Diff(parse(0), parse(n))
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestServerVsClientShard checks that shard 0 of two, whose server delta
+// counts the other shard's requests too, sets no count beside its own, says
+// where to compare them, and keeps the distributions.
+func TestServerVsClientShard(t *testing.T) {
+	wl := chatWorkload(t)
+	sim := startSim(t, wl, nil)
+	cfg := baseConfig(sim.URL, wl, 4, 2)
+	cfg.Load.Shard = load.Shard{Index: 0, Count: 2}
+	out := mustRun(t, cfg)
+	rows := out.ServerVsClient()
+	for _, r := range rows {
+		if r.Figure == "requests completed" || r.Figure == "audio frames" || strings.HasSuffix(r.Figure, "observations") || strings.HasPrefix(r.Figure, "continuity OK") {
+			t.Errorf("shard compares the count %q (server %v, client %v), which includes the other shard", r.Figure, fp(r.Server), fp(r.Client))
+		}
+	}
+	note := row(t, rows, "counts (requests, frames, observations)")
+	if !strings.Contains(note.Note, "include the other shards") || !strings.Contains(note.Note, "merge") {
+		t.Errorf("counts row note %q: want it to say the server counts include the other shards, and to compare after merge", note.Note)
+	}
+	if r := row(t, rows, "TTFP p95"); r.Server == nil || !strings.Contains(r.Note, "all 2 shards") {
+		t.Errorf("TTFP p95: server %v, note %q: want the server's figure, noted as all shards'", fp(r.Server), r.Note)
+	}
 }

@@ -67,6 +67,11 @@ type HistogramDelta struct {
 // scrapes (see HistogramQuantile).
 func (h HistogramDelta) Quantile(q float64) float64 { return HistogramQuantile(q, h.Buckets) }
 
+// QuantileBounds is Quantile with the bounds of the bucket it lies in.
+func (h HistogramDelta) QuantileBounds(q float64) QuantileEstimate {
+	return HistogramQuantileBounds(q, h.Buckets)
+}
+
 // Mean is Sum/Count, NaN without observations.
 func (h HistogramDelta) Mean() float64 {
 	if h.Count == 0 {

@@ -23,38 +23,61 @@ import (
 //
 // buckets is not modified.
 func HistogramQuantile(q float64, buckets []Bucket) float64 {
+	return HistogramQuantileBounds(q, buckets).Value
+}
+
+// QuantileEstimate is a quantile estimated from histogram buckets: the
+// interpolated Value and the bounds [Lower, Upper] of the bucket that holds
+// the rank. The buckets say only that the true quantile lies somewhere in
+// that bucket; Value places it by assuming the bucket's observations are
+// spread evenly. Upper is +Inf when the rank falls in the +Inf bucket, and
+// Lower is -Inf when it falls in a lowest bucket whose bound is not
+// positive.
+type QuantileEstimate struct {
+	Value, Lower, Upper float64
+}
+
+// Contains reports whether v lies in the estimate's bucket, bounds
+// included: a value the buckets cannot tell apart from the estimate.
+func (e QuantileEstimate) Contains(v float64) bool { return v >= e.Lower && v <= e.Upper }
+
+// HistogramQuantileBounds is HistogramQuantile with the bounds of the bucket
+// the estimate comes from. Where HistogramQuantile returns ±Inf or NaN, both
+// bounds equal the value.
+func HistogramQuantileBounds(q float64, buckets []Bucket) QuantileEstimate {
 	switch {
 	case math.IsNaN(q):
-		return math.NaN()
+		return point(math.NaN())
 	case q < 0:
-		return math.Inf(-1)
+		return point(math.Inf(-1))
 	case q > 1:
-		return math.Inf(1)
+		return point(math.Inf(1))
 	case len(buckets) == 0:
-		return math.NaN()
+		return point(math.NaN())
 	}
 	bs := slices.Clone(buckets)
 	sort.SliceStable(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound })
 	if !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
-		return math.NaN()
+		return point(math.NaN())
 	}
 	bs = coalesce(bs)
 	smoothPrecision(bs, 1e-12)
 	forceMonotonic(bs)
 	if len(bs) < 2 {
-		return math.NaN()
+		return point(math.NaN())
 	}
 	total := bs[len(bs)-1].Count
 	if total == 0 {
-		return math.NaN()
+		return point(math.NaN())
 	}
 	rank := q * total
 	b := sort.Search(len(bs)-1, func(i int) bool { return bs[i].Count >= rank })
 	switch {
 	case b == len(bs)-1:
-		return bs[len(bs)-2].UpperBound
+		last := bs[len(bs)-2].UpperBound
+		return QuantileEstimate{Value: last, Lower: last, Upper: math.Inf(1)}
 	case b == 0 && bs[0].UpperBound <= 0:
-		return bs[0].UpperBound
+		return QuantileEstimate{Value: bs[0].UpperBound, Lower: math.Inf(-1), Upper: bs[0].UpperBound}
 	}
 	lower, upper, inBucket := 0.0, bs[b].UpperBound, bs[b].Count
 	if b > 0 {
@@ -62,8 +85,11 @@ func HistogramQuantile(q float64, buckets []Bucket) float64 {
 		inBucket -= bs[b-1].Count
 		rank -= bs[b-1].Count
 	}
-	return lower + (upper-lower)*(rank/inBucket)
+	return QuantileEstimate{Value: lower + (upper-lower)*(rank/inBucket), Lower: lower, Upper: upper}
 }
+
+// point is an estimate without a bucket: NaN or an infinite quantile.
+func point(v float64) QuantileEstimate { return QuantileEstimate{Value: v, Lower: v, Upper: v} }
 
 // coalesce merges adjacent buckets with the same bound (input sorted).
 func coalesce(bs []Bucket) []Bucket {

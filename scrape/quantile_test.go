@@ -82,3 +82,33 @@ func TestHistogramQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramQuantileBounds checks the bucket that comes with each
+// estimate: the interpolated value lies in it, the +Inf bucket has no upper
+// bound, and a value in the bucket is "contained" while one outside is not.
+func TestHistogramQuantileBounds(t *testing.T) {
+	bs := []Bucket{{UpperBound: 0.1, Count: 10}, {UpperBound: 0.25, Count: 90}, {UpperBound: math.Inf(1), Count: 100}}
+	for _, tc := range []struct {
+		q                   float64
+		value, lower, upper float64
+	}{
+		{0.05, 0.05, 0, 0.1},
+		{0.5, 0.1 + 0.15*0.5, 0.1, 0.25},
+		{0.95, 0.25, 0.25, math.Inf(1)},
+	} {
+		e := HistogramQuantileBounds(tc.q, bs)
+		if math.Abs(e.Value-tc.value) > 1e-12 || e.Lower != tc.lower || e.Upper != tc.upper {
+			t.Errorf("q=%v: got %+v, want value %v in [%v, %v]", tc.q, e, tc.value, tc.lower, tc.upper)
+		}
+		if got := HistogramQuantile(tc.q, bs); got != e.Value {
+			t.Errorf("q=%v: HistogramQuantile %v, bounds' value %v", tc.q, got, e.Value)
+		}
+	}
+	e := HistogramQuantileBounds(0.5, bs)
+	if !e.Contains(0.11) || !e.Contains(0.25) || e.Contains(0.26) || e.Contains(0.09) {
+		t.Errorf("%+v: Contains disagrees with the bucket [0.1, 0.25]", e)
+	}
+	if e := HistogramQuantileBounds(0.5, nil); !math.IsNaN(e.Value) || !math.IsNaN(e.Lower) || !math.IsNaN(e.Upper) {
+		t.Errorf("no buckets: %+v, want NaN throughout", e)
+	}
+}

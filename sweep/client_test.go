@@ -151,3 +151,37 @@ func TestCapacityOnABusyHost(t *testing.T) {
 		t.Errorf("client CPU: end %q answer %q err %v, want a refusal", s.End, s.Answer(), err)
 	}
 }
+
+// TestHTMLLevelsCarryVerdicts: each level handed to the HTML page carries
+// its SLO verdict and the load generator's warning, which the levels table
+// shows in columns of their own.
+func TestHTMLLevelsCarryVerdicts(t *testing.T) {
+	f := &fakeRunner{fn: func(level float64) fakeLevel {
+		if level >= 4 {
+			return fakeLevel{ttfpMS: 100, throughput: 2, failed: 1}
+		}
+		return fakeLevel{ttfpMS: 100, throughput: 2}
+	}}
+	res, err := Sweep(context.Background(), Options{Axis: Concurrency, Levels: []float64{1, 2, 4}, SLOs: noErrors()}, saturatedFrom(f, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := res.HTMLLevels()
+	if len(levels) != 3 {
+		t.Fatalf("%d levels, want 3", len(levels))
+	}
+	for i, want := range []struct {
+		slo       string
+		saturated bool
+	}{{"pass", false}, {"pass", false}, {"MISS", true}} {
+		if l := levels[i]; l.SLO != want.slo || (l.ClientSaturated != "") != want.saturated {
+			t.Errorf("level %v: SLO %q, client saturated %q; want %q, saturated %v", l.X, l.SLO, l.ClientSaturated, want.slo, want.saturated)
+		}
+	}
+	if m := levels[2].SLOMissed; !strings.Contains(m, "errors") || !strings.Contains(m, "limit") {
+		t.Errorf("missed level's SLOMissed %q: want the missed SLO and by how much", m)
+	}
+	if m := levels[0].SLOMissed; m != "" {
+		t.Errorf("passing level's SLOMissed %q, want none", m)
+	}
+}

@@ -269,7 +269,26 @@ func htmlLevel(a Axis, p Point) report.SweepLevel {
 			figs[r.SLO.Figure] = r.Observed
 		}
 	}
-	return report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs}
+	l := report.SweepLevel{X: p.Level, XLabel: a.Label(), Figures: figs, ClientSaturated: p.ClientSaturated}
+	l.SLO, l.SLOMissed = sloVerdict(p)
+	return l
+}
+
+// sloVerdict is the level's SLO verdict for the HTML table, "pass" or
+// "MISS" ("" without SLOs), and for a miss every missed SLO and by how
+// much.
+func sloVerdict(p Point) (verdict, missed string) {
+	switch {
+	case len(p.SLOs) == 0:
+		return "", ""
+	case p.Pass():
+		return "pass", ""
+	}
+	var msgs []string
+	for _, r := range p.Failed() {
+		msgs = append(msgs, r.Message)
+	}
+	return "MISS", strings.Join(msgs, "; ")
 }
 
 // HTMLLevels returns the sweep's levels for report.SweepSections
