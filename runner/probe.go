@@ -43,6 +43,13 @@ func prepareTarget(ctx context.Context, cfg *Config, out *Outcome, target string
 	if cfg.PickModel {
 		out.note(cfg.Log, pickServedModel(ctx, cfg, target))
 	}
+	if s := cfg.Load.Shard; s.Sharded() && s.Index != 0 {
+		// Only shard 0 probes. It takes the before scrape after its probe
+		// has been counted; another shard's probe could land after that
+		// scrape, counted by the server and by no shard, and the merged
+		// test's counts would no longer equal the server's deltas.
+		return false, nil
+	}
 	note, err := probe(ctx, cfg, target)
 	if err != nil {
 		return true, err

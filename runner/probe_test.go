@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/secret"
 	"github.com/omnibench/omnibench/simulator"
@@ -229,5 +230,26 @@ func TestPickServedModelCases(t *testing.T) {
 	note := pickServedModel(context.Background(), &cfg, one)
 	if want := `no --model given and GET /v1/models lists one model, "a": using it`; note != want || cfg.Workload.Request(0, 1).Model != "a" {
 		t.Errorf("no model: note %q, model %q; want %q and a", note, cfg.Workload.Request(0, 1).Model, want)
+	}
+}
+
+// TestOnlyShardZeroProbes: of the shards of one test, only shard 0 sends
+// the probe (before its before-scrape, which then counts it); another
+// shard's probe could reach the server after that scrape and be counted by
+// the server and by no shard. A shard other than 0 sends no request before
+// its load.
+func TestOnlyShardZeroProbes(t *testing.T) {
+	for _, tc := range []struct {
+		index int
+		want  int64
+	}{{0, 1}, {1, 0}} {
+		url, requests := refusingServer(t, http.StatusUnauthorized, "invalid API key", "a")
+		cfg, _ := probeConfig(t, url, "", 50)
+		cfg.Load.Shard = load.Shard{Index: tc.index, Count: 2}
+		out := &Outcome{}
+		sent, err := prepareTarget(context.Background(), &cfg, out, url)
+		if n := requests.Load(); n != tc.want || sent != (tc.want == 1) || (err != nil) != (tc.want == 1) {
+			t.Errorf("shard %d/2: %d requests, sent %v, error %v; want %d", tc.index, n, sent, err, tc.want)
+		}
 	}
 }
