@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/internal/helptopics"
+	"github.com/omnibench/omnibench/spelling"
 )
 
 // addHelp gives root the general help topics (`omnibench help slo`), a help
@@ -70,12 +71,7 @@ func helpNames(root *cobra.Command) []string {
 // names closest to the first unknown word.
 func unknownHelp(root *cobra.Command, args []string) error {
 	word := strings.Join(args, " ")
-	var close []string
-	for _, name := range helpNames(root) {
-		if strings.HasPrefix(name, args[0]) || editDistance(name, args[0]) <= 2 {
-			close = append(close, name)
-		}
-	}
+	close := spelling.Nearest(args[0], helpNames(root))
 	if len(close) > 0 {
 		return fmt.Errorf("unknown help topic %q; did you mean %s? (see omnibench help)", word, strings.Join(close, " or "))
 	}
@@ -84,28 +80,6 @@ func unknownHelp(root *cobra.Command, args []string) error {
 		topics = append(topics, t.Name)
 	}
 	return fmt.Errorf("unknown help topic %q: the topics are %s, and omnibench help lists the commands", word, strings.Join(topics, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes (the
-// names compared are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // finishCommands applies what every command's help and completion share,
