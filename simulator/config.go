@@ -49,6 +49,13 @@ type Config struct {
 	Faults       Faults   // all rates zero: no faults
 	Slow         Slowness // a stage, replica or edge made slower (slow.go); zero: none
 	Capacity     int      // concurrent streams served at full speed; 0 = unlimited
+	// StatsCost is the extra service time of recording one request's stats,
+	// spent after its last event only when StatsEnabled, and slowed down by
+	// the capacity model like generation: it lengthens every request, and
+	// at saturation lowers the throughput (Capacity / (service + StatsCost)
+	// streams' worth), so that an A/B run has a real cost of stats to find.
+	// 0, the default, costs nothing.
+	StatsCost time.Duration
 	Stamp        bool     // write ": sent=<unix ns>" before every SSE data event (off: real servers send no comments)
 	WS           WSConfig // timeouts and limits of the WebSocket endpoints; zero fields mean upstream's
 	// DuplexOnly serves as a model with a duplex plugin is served: the
@@ -236,6 +243,9 @@ func (c Config) validate() error {
 	}
 	if c.Capacity < 0 {
 		bad("--capacity: %d is negative", c.Capacity)
+	}
+	if c.StatsCost < 0 {
+		bad("--stats-cost: %v is negative", c.StatsCost)
 	}
 	t := c.Timing
 	for _, d := range []struct {
