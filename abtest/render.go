@@ -72,7 +72,8 @@ func (r *Result) Tables() []report.Table {
 		})
 	}
 	sum.Rows = append(sum.Rows, r.failuresRow())
-	return []report.Table{sum, tests, compare.PercentileTable(rows, r.Percentiles), r.metricsTable()}
+	tables := []report.Table{sum, tests, compare.PercentileTable(rows, r.Percentiles), r.metricsTable()}
+	return append(r.throughputTables(), tables...)
 }
 
 // failuresRow is the verdict table's row of failed requests: count and rate
@@ -319,6 +320,7 @@ type jsonResult struct {
 	Test          string               `json:"test"`
 	Correction    string               `json:"correction"` // "holm" over the metrics tested
 	Metrics       []jsonMetric         `json:"metrics"`
+	Throughput    *jsonThroughput      `json:"throughput,omitempty"` // throughput mode only
 	Failures      compare.FailuresJSON `json:"failures"`
 	Broken        string               `json:"broken,omitempty"` // why there is no latency verdict
 	Gates         []jsonGate           `json:"gates,omitempty"`
@@ -385,6 +387,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Metrics: make([]jsonMetric, 0, len(r.Metrics)), Verdict: r.Verdict, Significant: r.Significant,
 		Interrupted: r.Interrupted, Warnings: r.Warnings, LogDir: r.LogDir,
 		Failures: compare.NewFailuresJSON(r.Failures), Broken: r.Broken, Refused: r.Refused,
+		Throughput: r.Throughput.toJSON(),
 	}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, jsonGate{Gate: g.Gate.String(), Failed: g.Failed, Reason: g.Reason})
