@@ -115,6 +115,14 @@ order A B B A A B ..., so drift falls on both arms alike; every round of both
 arms starts with --warmup warm-up requests (default 1) and round r uses the
 same seed in both arms, so both see the same prompts in the same order.
 
+--throughput also compares what the arms serve: every round is a closed loop
+at -c N (a concurrency that saturates the server) for its share of -d, and
+gives one sample of requests/s and audio s/s (completed measured requests
+and their audio over the round's window). The arms are compared across
+rounds with Welch's t (Holm over the two), beside the per-request latencies;
+the verdict names both. It needs -c, -d (or -n) and 2 or more --rounds; a
+saturated load generator gets no verdict, as in latency mode.
+
 Every run flag works here (scenario, overrides, timeouts, continuity), except
 the ones that choose a single target or its scrape.`,
 		Example: `  omnibench ab --log-stats
