@@ -37,7 +37,8 @@ func (r *Result) Write(w io.Writer, format string) error {
 // B - A, Hedges' g, the minimum detectable effect); the percentiles of both
 // arms; and the /metrics size of each arm. Times are in milliseconds, RTFs
 // ratios; the unit is in the metric's label. Explanations are the notes
-// beneath each table.
+// beneath each table. In throughput mode the two tables of
+// throughputTables come first.
 func (r *Result) Tables() []report.Table {
 	sum := report.Table{
 		Title:  "A/B verdict: B against A",
@@ -425,9 +426,11 @@ func toJSONArm(a *ArmResult) jsonArm {
 // tested, delta_pct, welch {t, df, p, diff, se, confidence, ci_low,
 // ci_high, ci_b_minus_a_low, ci_b_minus_a_high}, mann_whitney_p, p, holm_p,
 // significant, cohens_d, hedges_g, mde, mde_pct, lag1_a, lag1_b, n_eff_a,
-// n_eff_b, verdict, warnings); failures (failed_a, total_a, rate_a,
-// failed_b, total_b, rate_b, fisher_p); broken; gates[] (gate, failed,
-// reason); regression; verdict, significant; metrics_size
+// n_eff_b, verdict, warnings); throughput, in throughput mode only
+// (rounds_a and rounds_b [round, completed, window_s, requests_per_s,
+// audio_s_per_s], correction, metrics[] as above, verdict); failures
+// (failed_a, total_a, rate_a, failed_b, total_b, rate_b, fisher_p);
+// broken; gates[] (gate, failed, reason); regression; verdict, significant; metrics_size
 // (lines_delta, lines_ratio, families_delta, series_delta); interrupted;
 // warnings; log_dir.
 func (r *Result) WriteJSON(w io.Writer) error {
