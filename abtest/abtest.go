@@ -53,6 +53,11 @@ type Config struct {
 	// AllowSaturated gives a verdict even when an arm was measured by a
 	// saturated load generator; without it Run refuses (compare.ErrSaturated).
 	AllowSaturated bool
+	// Throughput also compares requests/s and audio s/s across the rounds
+	// (throughput.go): the load must be a closed loop (Run.Load.Concurrency
+	// workers, no rate), meant to saturate the server, and there must be at
+	// least MinThroughputRounds rounds.
+	Throughput bool
 
 	StartupTimeout time.Duration // for a server command to answer /health; 0 means DefaultStartupTimeout
 	StopGrace      time.Duration // between SIGTERM and SIGKILL; 0 means DefaultStopGrace
@@ -166,6 +171,12 @@ func (c Config) withDefaults() (Config, error) {
 	if l.Requests > 0 && l.Requests < c.Rounds {
 		bad("%d requests per arm cannot be split into %d rounds (want at least one request per round)", l.Requests, c.Rounds)
 	}
+	if c.Throughput && c.Rounds < MinThroughputRounds {
+		bad("a throughput comparison needs at least %d rounds per arm (Welch's test across rounds), got %d", MinThroughputRounds, c.Rounds)
+	}
+	if c.Throughput && l.Rate > 0 {
+		bad("a throughput comparison runs a closed loop: set the concurrency, not a rate (%g/s)", l.Rate)
+	}
 	if c.StartupTimeout < 0 || c.StopGrace < 0 {
 		bad("start-up timeout %v and stop grace %v must not be negative", c.StartupTimeout, c.StopGrace)
 	}
@@ -264,6 +275,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		Concurrency: cfg.Run.Load.Concurrency, Rate: cfg.Run.Load.Rate, Warmup: cfg.Run.Load.Warmup,
 		Requests: cfg.Run.Load.Requests, Duration: cfg.Run.Load.Duration, OutDir: cfg.OutDir,
 	}
+	if cfg.Throughput {
+		res.Throughput = &ThroughputResult{}
+	}
 	arms := [2]*armState{newArmState("A", cfg.A), newArmState("B", cfg.B)}
 	res.A, res.B = arms[0].res, arms[1].res
 	defer func() {
@@ -345,6 +359,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		if rerr != nil {
 			return res, fmt.Errorf("abtest: round %d, arm %s: %w", round+1, st.name, rerr)
 		}
+		if out != nil {
+			res.Throughput.observe(st.name, round, out.Summary)
+		}
 		if err := st.checkAlive(ctx, round); err != nil {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -379,6 +396,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	res.IncludeRamp = cfg.Run.Summary.IncludeRamp
 	analyse(res, cfg.Stats, cfg.Gates)
+	analyseThroughput(res, cfg.Stats)
 	if res.Interrupted {
 		res.Warnings = append(res.Warnings, "interrupted: the arms are incomplete and may be unbalanced; the figures cover what was measured")
 	}
@@ -414,6 +432,11 @@ func refusal(res *Result, allowSaturated bool) error {
 			return fmt.Errorf("arm %s (%s) was %w (%s): its latencies include up to %.1f ms of the client's own delay, "+
 				"so a difference may be the client's; shard the load over processes or machines, or pass --allow-saturated",
 				a.Name, a.Label, compare.ErrSaturated, strings.Join(a.Client.Reasons, "; "), a.Client.ClientDelayMS)
+		}
+	}
+	if res.Throughput != nil {
+		if err := res.Throughput.refusal(); err != nil {
+			return err
 		}
 	}
 	if re := (*compare.RegressionError)(nil); errors.As(res.Err(), &re) {

@@ -26,6 +26,11 @@
 // Mann–Whitney, Hedges' g, the minimum detectable effect and effective sample
 // size warnings, with Holm's correction across the three metrics.
 //
+// Throughput mode (Config.Throughput, throughput.go) also asks whether the
+// arms serve as much: every round is a closed loop meant to saturate the
+// server and one sample of requests/s and audio s/s, compared across the
+// rounds with Welch's t-test beside the per-request latencies.
+//
 // An arm is a running server (URL), a server command that abtest starts and
 // stops itself, or the embedded simulator. Server commands run without a
 // shell in their own process group, with "{port}" replaced by a free loopback

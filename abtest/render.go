@@ -37,7 +37,8 @@ func (r *Result) Write(w io.Writer, format string) error {
 // B - A, Hedges' g, the minimum detectable effect); the percentiles of both
 // arms; and the /metrics size of each arm. Times are in milliseconds, RTFs
 // ratios; the unit is in the metric's label. Explanations are the notes
-// beneath each table.
+// beneath each table. In throughput mode the two tables of
+// throughputTables come first.
 func (r *Result) Tables() []report.Table {
 	sum := report.Table{
 		Title:  "A/B verdict: B against A",
@@ -72,7 +73,8 @@ func (r *Result) Tables() []report.Table {
 		})
 	}
 	sum.Rows = append(sum.Rows, r.failuresRow())
-	return []report.Table{sum, tests, compare.PercentileTable(rows, r.Percentiles), r.metricsTable()}
+	tables := []report.Table{sum, tests, compare.PercentileTable(rows, r.Percentiles), r.metricsTable()}
+	return append(r.throughputTables(), tables...)
 }
 
 // failuresRow is the verdict table's row of failed requests: count and rate
@@ -319,6 +321,7 @@ type jsonResult struct {
 	Test          string               `json:"test"`
 	Correction    string               `json:"correction"` // "holm" over the metrics tested
 	Metrics       []jsonMetric         `json:"metrics"`
+	Throughput    *jsonThroughput      `json:"throughput,omitempty"` // throughput mode only
 	Failures      compare.FailuresJSON `json:"failures"`
 	Broken        string               `json:"broken,omitempty"` // why there is no latency verdict
 	Gates         []jsonGate           `json:"gates,omitempty"`
@@ -385,6 +388,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Metrics: make([]jsonMetric, 0, len(r.Metrics)), Verdict: r.Verdict, Significant: r.Significant,
 		Interrupted: r.Interrupted, Warnings: r.Warnings, LogDir: r.LogDir,
 		Failures: compare.NewFailuresJSON(r.Failures), Broken: r.Broken, Refused: r.Refused,
+		Throughput: r.Throughput.toJSON(),
 	}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, jsonGate{Gate: g.Gate.String(), Failed: g.Failed, Reason: g.Reason})
@@ -422,9 +426,11 @@ func toJSONArm(a *ArmResult) jsonArm {
 // tested, delta_pct, welch {t, df, p, diff, se, confidence, ci_low,
 // ci_high, ci_b_minus_a_low, ci_b_minus_a_high}, mann_whitney_p, p, holm_p,
 // significant, cohens_d, hedges_g, mde, mde_pct, lag1_a, lag1_b, n_eff_a,
-// n_eff_b, verdict, warnings); failures (failed_a, total_a, rate_a,
-// failed_b, total_b, rate_b, fisher_p); broken; gates[] (gate, failed,
-// reason); regression; verdict, significant; metrics_size
+// n_eff_b, verdict, warnings); throughput, in throughput mode only
+// (rounds_a and rounds_b [round, completed, window_s, requests_per_s,
+// audio_s_per_s], correction, metrics[] as above, verdict); failures
+// (failed_a, total_a, rate_a, failed_b, total_b, rate_b, fisher_p);
+// broken; gates[] (gate, failed, reason); regression; verdict, significant; metrics_size
 // (lines_delta, lines_ratio, families_delta, series_delta); interrupted;
 // warnings; log_dir.
 func (r *Result) WriteJSON(w io.Writer) error {

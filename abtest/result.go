@@ -36,6 +36,9 @@ type Result struct {
 
 	// Metrics are the comparisons of e2e, TTFP and audio RTF, in that order.
 	Metrics []MetricResult
+	// Throughput is the comparison of throughput mode (Config.Throughput);
+	// nil without it.
+	Throughput *ThroughputResult
 	// Failures compares the arms' failure rates over the measured requests
 	// (Fisher's exact test). When they differ beyond chance (P < Alpha) an
 	// arm broke: Broken says how, and there is no latency verdict.
@@ -194,6 +197,7 @@ func (r *Result) refuse(reason string) {
 	for i := range r.Metrics {
 		r.Metrics[i].Verdict = noVerdict
 	}
+	r.Throughput.refuse()
 }
 
 // noVerdict is a metric's verdict when the whole result is refused.

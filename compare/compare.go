@@ -207,14 +207,34 @@ func statsDefaults(o stats.Options) stats.Options {
 // warnings, and Analyze returns the first such error together with all the
 // rows: the caller decides whether it is fatal.
 func Analyze(metrics []Metric, a, b []*results.Record, opts stats.Options) ([]Row, error) {
-	opts = statsDefaults(opts)
-	var rows []Row
-	var first error
+	var samples []Samples
 	for _, m := range metrics {
 		xa, xb := values(m, a), values(m, b)
 		if len(xa) == 0 && len(xb) == 0 {
 			continue // the metric does not apply to these runs (no text, no audio)
 		}
+		samples = append(samples, Samples{Metric: m, A: xa, B: xb})
+	}
+	return AnalyzeSamples(samples, opts)
+}
+
+// Samples are one metric's values in each arm, in measurement order: the
+// values of records (Analyze), or of anything else measured repeatedly,
+// such as the throughput of each round of an A/B run.
+type Samples struct {
+	Metric Metric
+	A, B   []float64
+}
+
+// AnalyzeSamples is Analyze on values already taken: every metric is
+// summarised and, with at least two values in each arm, tested, and the
+// p-values of the tested rows are adjusted together with Holm's method.
+func AnalyzeSamples(samples []Samples, opts stats.Options) ([]Row, error) {
+	opts = statsDefaults(opts)
+	var rows []Row
+	var first error
+	for _, s := range samples {
+		m, xa, xb := s.Metric, s.A, s.B
 		row := Row{Metric: m, SamplesA: xa, SamplesB: xb,
 			A: stats.Summarize(xa, opts.Percentiles), B: stats.Summarize(xb, opts.Percentiles), HolmP: math.NaN()}
 		c, err := stats.CompareWith(xa, xb, opts)

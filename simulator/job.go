@@ -301,7 +301,19 @@ func (j *job) run(emit func(*event) error) error {
 			}
 		}
 	}
-	return nil
+	return j.spendStatsCost()
+}
+
+// spendStatsCost waits Config.StatsCost, slowed down by the current load as
+// generation is, when stats are on: the request keeps its share of the
+// load meanwhile, so the cost also slows the requests beside it. It returns
+// the context's error when the client went away.
+func (j *job) spendStatsCost() error {
+	c := j.s.cfg.StatsCost
+	if c <= 0 || !j.s.cfg.StatsEnabled {
+		return nil
+	}
+	return j.sleepUntil(j.sinceArrival() + time.Duration(float64(c)*j.s.currentSlowdown()))
 }
 
 // sinceArrival is the server clock since arrival.

@@ -39,6 +39,7 @@ type abOptions struct {
 	stopGrace      time.Duration
 	html           string
 	gates          []string
+	throughput     bool
 }
 
 // abRunFlagsRejected are run flags that have no meaning for ab, with what
@@ -114,6 +115,14 @@ order A B B A A B ..., so drift falls on both arms alike; every round of both
 arms starts with --warmup warm-up requests (default 1) and round r uses the
 same seed in both arms, so both see the same prompts in the same order.
 
+--throughput also compares what the arms serve: every round is a closed loop
+at -c N (a concurrency that saturates the server) for its share of -d, and
+gives one sample of requests/s and audio s/s (completed measured requests
+and their audio over the round's window). The arms are compared across
+rounds with Welch's t (Holm over the two), beside the per-request latencies;
+the verdict names both. It needs -c, -d (or -n) and 2 or more --rounds; a
+saturated load generator gets no verdict, as in latency mode.
+
 Every run flag works here (scenario, overrides, timeouts, continuity), except
 the ones that choose a single target or its scrape.`,
 		Example: `  omnibench ab --log-stats
@@ -163,6 +172,7 @@ the ones that choose a single target or its scrape.`,
 	f.DurationVar(&o.stopGrace, "stop-grace", abtest.DefaultStopGrace, "after SIGTERM, how long a server command may take to exit before SIGKILL")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report (tables and the arms' distributions) to this file")
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse in B by more than PCT %, or B fails more often beyond chance (repeatable; metrics: "+strings.Join(abMetricNames(), ", ")+")")
+	f.BoolVar(&o.throughput, "throughput", false, "also compare requests/s and audio s/s per round (Welch across rounds): a closed loop at -c N for -d D")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -175,6 +185,9 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 		if f.Changed(name) {
 			return cfg, fmt.Errorf("--%s does not apply to ab: %s", name, instead)
 		}
+	}
+	if err := o.checkThroughput(f); err != nil {
+		return cfg, err
 	}
 	// The original metrics design's method (docs/reference/metric-families.md,
 	// section 7), unless the user says otherwise.
@@ -237,6 +250,7 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 		StartupTimeout: o.startupTimeout,
 		StopGrace:      o.stopGrace,
 		OutDir:         o.run.out,
+		Throughput:     o.throughput,
 	}
 	if o.rounds < 1 {
 		return cfg, fmt.Errorf("--rounds %d: want at least 1", o.rounds)
@@ -289,6 +303,26 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 		cfg.B.Label = o.bLabel
 	}
 	return cfg, nil
+}
+
+// checkThroughput refuses a --throughput run whose load cannot measure a
+// throughput: it needs a closed loop at a concurrency the user chose (to
+// saturate the server; ab's sequential default would measure the latency
+// again), an explicit length, and two rounds per arm for Welch's test.
+func (o *abOptions) checkThroughput(f *pflag.FlagSet) error {
+	switch {
+	case !o.throughput:
+		return nil
+	case !f.Changed("concurrency"):
+		return errors.New("--throughput needs -c N, a concurrency that saturates the server")
+	case f.Changed("rate"):
+		return errors.New("--throughput runs a closed loop at -c N: drop --rate")
+	case !f.Changed("duration") && !f.Changed("requests"):
+		return errors.New("--throughput needs -d D (per arm, split across the rounds)")
+	case o.rounds < abtest.MinThroughputRounds:
+		return fmt.Errorf("--throughput needs --rounds %d or more (Welch's test across rounds), got %d", abtest.MinThroughputRounds, o.rounds)
+	}
+	return nil
 }
 
 func abMetricNames() []string {

@@ -257,6 +257,8 @@ func TestABCmd(t *testing.T) {
 		abAssertGone(t, append(doc.A.ServerPIDs, doc.B.ServerPIDs...)...)
 	})
 
+	t.Run("throughput with a stats cost", func(t *testing.T) { abCheckThroughput(t, bin) })
+
 	t.Run("log-stats arms that do not differ", func(t *testing.T) {
 		// The reproduction: serve keeps stats off without a flag,
 		// so an empty --stats-on-flag leaves both arms off.

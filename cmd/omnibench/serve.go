@@ -81,6 +81,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.StringVar(&o.replicas, "replicas", o.replicas, "replicas per stage, stage 0 first (thinker,talker,code2wav)")
 	f.Int64Var(&c.Seed, "seed", c.Seed, "seed of every request's timing and fault draws")
 	f.IntVar(&c.Capacity, "capacity", c.Capacity, "concurrent streams served at full speed (0 = unlimited)")
+	f.DurationVar(&c.StatsCost, "stats-cost", 0, "with stats on: extra service time per request, slowed by the capacity model (a cost for ab to find)")
 
 	f.DurationVar(&t.TTFT, "ttft", t.TTFT, "time to the first text word")
 	f.DurationVar(&t.WordInterval, "word-interval", t.WordInterval, "time between text words")
