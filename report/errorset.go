@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 // errorMessageWidth is the widest message the error-set table shows in its

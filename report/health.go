@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/selfmon"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/selfmon"
 )
 
 // warningTitle is the title of the saturation warning table.

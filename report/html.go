@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 // pageTemplate is the HTML page. It is XHTML-compatible on purpose (every

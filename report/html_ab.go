@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/stats"
-	"github.com/omnibench/omnibench/summary"
 )
 
 // ABArm is one side of an A/B comparison: its name and the per-request

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/slo"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 // attrFloat reads a numeric attribute of n (0 when absent).

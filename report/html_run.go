@@ -7,9 +7,9 @@ import (
 	"strconv"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/stats"
-	"github.com/omnibench/omnibench/summary"
 )
 
 // Over-time charts bin the run into at most this many intervals, so a long

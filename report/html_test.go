@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 // sampleRecords builds a realistic closed-loop speech run by hand: eight

@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 // TestNothingMeasuredNoAudio: a run whose responses carried no audio says

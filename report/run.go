@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/selfmon"
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/selfmon"
-	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/stats"
-	"github.com/omnibench/omnibench/summary"
 )
 
 // Comparison is one row of the server-vs-client section: a figure as the

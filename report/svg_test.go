@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 func TestNiceTicks(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 func TestRenderFormats(t *testing.T) {

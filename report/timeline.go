@@ -2,8 +2,8 @@ package report
 
 import (
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/summary"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
 )
 
 // The curves in this file are drawn for the worst response's timeline

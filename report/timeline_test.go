@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 // docExample is the worked example of the continuity package documentation:

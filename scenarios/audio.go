@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/omnibench/omnibench/audiofile"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/wsclient"
+	"github.com/omnibench/omnibench/internal/audio/input"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/wsclient"
 )
 
 // Caps on the audio a prompt set may carry: it is read into memory (and
@@ -31,9 +31,9 @@ const (
 // shared read-only between requests.
 type Prompt struct {
 	Text     string
-	Audio    *audiofile.Clip // the user's spoken question (chat)
-	RefAudio *audiofile.Clip // voice-cloning reference (speech)
-	RefText  string          // transcript of RefAudio
+	Audio    *input.Clip // the user's spoken question (chat)
+	RefAudio *input.Clip // voice-cloning reference (speech)
+	RefText  string      // transcript of RefAudio
 
 	File string // the prompt file (or audio file) it came from
 	Line int    // its line in File; 0 for an audio file of a directory
@@ -53,7 +53,7 @@ type audioBudget struct{ used int64 }
 
 // readClip reads one audio file (at most MaxAudioFileBytes) with open and
 // measures it. name is the path shown in errors.
-func (b *audioBudget) readClip(open func() (io.ReadCloser, error), name string) (*audiofile.Clip, error) {
+func (b *audioBudget) readClip(open func() (io.ReadCloser, error), name string) (*input.Clip, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (b *audioBudget) readClip(open func() (io.ReadCloser, error), name string) 
 	if b.used += int64(len(data)); b.used > MaxAudioTotalBytes {
 		return nil, fmt.Errorf("%s: the prompt set's audio exceeds the %d MiB cap on all audio files", name, MaxAudioTotalBytes>>20)
 	}
-	c, err := audiofile.NewClip(name, data)
+	c, err := input.NewClip(name, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -78,7 +78,7 @@ func (b *audioBudget) readClip(open func() (io.ReadCloser, error), name string) 
 
 // diskClip reads an audio file named in a prompt file: a relative path is
 // taken from the prompt file's directory.
-func (b *audioBudget) diskClip(promptFile, p string) (*audiofile.Clip, error) {
+func (b *audioBudget) diskClip(promptFile, p string) (*input.Clip, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(filepath.Dir(promptFile), p)
 	}
@@ -226,7 +226,7 @@ func parseJSONLSet(file string, r io.Reader) ([]Prompt, error) {
 		case rec.Prompt != nil:
 			p.Text = *rec.Prompt
 		}
-		clip := func(field string, v *string) (*audiofile.Clip, error) {
+		clip := func(field string, v *string) (*input.Clip, error) {
 			if v == nil {
 				return nil, nil
 			}

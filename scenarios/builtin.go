@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/omnibench/omnibench/spelling"
+	"github.com/omnibench/omnibench/internal/spelling"
 )
 
 // builtinFS holds the built-in scenarios (builtin/<name>.yaml) and prompt

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/slo"
 )
 
 // Audio formats a scenario can request; the client decodes only these.

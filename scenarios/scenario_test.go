@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 func TestBuiltinsLoadAndValidate(t *testing.T) {

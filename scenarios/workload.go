@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/omnibench/omnibench/audiofile"
+	"github.com/omnibench/omnibench/internal/audio/input"
 )
 
 // RequestSpec is everything needed to build one request. It owns its maps
@@ -24,8 +24,8 @@ type RequestSpec struct {
 
 	// Input audio (see Prompt). The clips are shared read-only by every
 	// request that uses them: they are never modified.
-	InputAudio      *audiofile.Clip
-	RefAudio        *audiofile.Clip
+	InputAudio      *input.Clip
+	RefAudio        *input.Clip
 	RefText         string
 	AudioInputStyle string // AudioStyleInputAudio or AudioStyleURL
 }

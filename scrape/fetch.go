@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/omnibench/omnibench/secret"
+	"github.com/omnibench/omnibench/internal/secret"
 )
 
 // Accept selects the exposition format asked for.

@@ -8,7 +8,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/internal/audio/wav"
 )
 
 // loopReader returns its bytes over and over, without allocating, so that

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/omnibench/omnibench/bytescan"
+	"github.com/omnibench/omnibench/internal/bytescan"
 )
 
 // defaultBufferSize is the initial bufio buffer of a Reader. It holds a

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/abtest"
-	"github.com/omnibench/omnibench/compare"
+	"github.com/omnibench/omnibench/internal/experiment/abtest"
+	"github.com/omnibench/omnibench/internal/experiment/compare"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
 )

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/abtest"
+	"github.com/omnibench/omnibench/internal/experiment/abtest"
 )
 
 // runAB runs `omnibench ab args...` in-process and returns stdout, stderr

@@ -19,11 +19,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/omnibench/omnibench/audiofile"
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/audio/input"
+	"github.com/omnibench/omnibench/internal/audio/wav"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/simulator"
-	"github.com/omnibench/omnibench/wav"
 )
 
 // bodyRecorder serves the simulator and keeps the bodies of the requests to
@@ -178,7 +178,7 @@ func TestRunCmdChatAudioPromptsByteForByte(t *testing.T) {
 						format = p.InputAudio.Format
 					case p.Type == "audio_url" && style == "audio_url" && p.AudioURL != nil:
 						var mt string
-						mt, sent, err = audiofile.ParseDataURL(p.AudioURL.URL)
+						mt, sent, err = input.ParseDataURL(p.AudioURL.URL)
 						format = map[string]string{"audio/wav": "wav", "audio/mpeg": "mp3"}[mt]
 					default:
 						t.Fatalf("body %d: unexpected part %+v", i, p)
@@ -264,7 +264,7 @@ func TestRunCmdSpeechCloningByteForByte(t *testing.T) {
 				b.RefAudio, _ = raw["ref_audio"].(string)
 				b.RefText, _ = raw["ref_text"].(string)
 				b.TaskType, _ = raw["task_type"].(string)
-				mt, sent, err := audiofile.ParseDataURL(b.RefAudio)
+				mt, sent, err := input.ParseDataURL(b.RefAudio)
 				if err != nil || mt != "audio/wav" || !bytes.Equal(sent, ref) {
 					t.Errorf("body %d: ref_audio %q (%v) is not ref.wav byte for byte", i, mt, err)
 				}

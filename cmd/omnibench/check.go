@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/check"
+	"github.com/omnibench/omnibench/internal/metrics/check"
+	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
 )
 

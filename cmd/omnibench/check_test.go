@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/simulator"
 )
 
 // runMetricsCmd runs `omnibench args...` on a fresh root and returns stdout,
@@ -276,7 +276,7 @@ func TestCheckFormatProfile(t *testing.T) {
 		}
 		return p
 	}
-	out, _, code, err := runMetricsCmd(t, "check", "--profile", "format", "../../check/testdata/format/valid/python-client.om")
+	out, _, code, err := runMetricsCmd(t, "check", "--profile", "format", "../../internal/metrics/check/testdata/format/valid/python-client.om")
 	if code != 0 || !strings.HasPrefix(out, "24 rules, 0 failed") {
 		t.Errorf("valid OpenMetrics: code %d (%v)\n%s", code, err, out)
 	}

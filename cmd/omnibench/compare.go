@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/compare"
+	"github.com/omnibench/omnibench/internal/experiment/compare"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
-	"github.com/omnibench/omnibench/summary"
 )
 
 // compareOptions holds the flags of `omnibench compare`.

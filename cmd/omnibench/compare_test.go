@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 const (
-	cmpBase   = "../../compare/testdata/base.jsonl"
-	cmpSlower = "../../compare/testdata/slower.jsonl"
-	cmpSame   = "../../compare/testdata/same.jsonl"
+	cmpBase   = "../../internal/experiment/compare/testdata/base.jsonl"
+	cmpSlower = "../../internal/experiment/compare/testdata/slower.jsonl"
+	cmpSame   = "../../internal/experiment/compare/testdata/same.jsonl"
 )
 
 // runCompareCmd runs `omnibench compare args...` on a fresh root and returns

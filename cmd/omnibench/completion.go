@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/check"
 	"github.com/omnibench/omnibench/continuity"
+	"github.com/omnibench/omnibench/internal/metrics/check"
+	"github.com/omnibench/omnibench/internal/wsclient"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/wsclient"
 )
 
 // flagValues are the values shell completion offers for a flag, by flag

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // fastServe are serve flags that make a response take milliseconds.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 // execContract runs `omnibench args...` and returns the status main would exit

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/runner"
-	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/internal/audio/wav"
+	"github.com/omnibench/omnibench/internal/run/runner"
 )
 
 // TestRunCmdCompressedFormats: `run --audio-format mp3|opus` against the

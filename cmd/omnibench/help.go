@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/internal/helptopics"
-	"github.com/omnibench/omnibench/spelling"
+	"github.com/omnibench/omnibench/internal/spelling"
 )
 
 // addHelp gives root the general help topics (`omnibench help slo`), a help

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // execQuiet runs the omnibench command line in process like main does,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // TestWireInputRefusedUpFront: a header or URL that cannot go on the wire is

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/kube"
+	"github.com/omnibench/omnibench/internal/scale/kube"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/scenarios"
 )

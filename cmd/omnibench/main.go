@@ -14,8 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/slo"
 )
 
 // version is overridden at build time with -ldflags "-X main.version=...".

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/merge"
+	"github.com/omnibench/omnibench/internal/scale/merge"
 	"github.com/omnibench/omnibench/report"
 )
 

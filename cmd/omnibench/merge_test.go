@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/slo"
 )
 
 // startServeProcess starts `omnibench serve` on a free loopback port with

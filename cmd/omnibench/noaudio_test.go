@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 // textOnlyChat is a chat server that answers in text only, as a text model

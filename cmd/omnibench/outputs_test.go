@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // A results file cut off in the middle of its last line (what SIGKILL

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/simulator"
-	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/internal/audio/wav"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // run --kind realtime-audio --scenario voice-chat: the built-in spoken

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/replay"
+	"github.com/omnibench/omnibench/internal/experiment/replay"
 	"github.com/omnibench/omnibench/report"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var replayTestdata = filepath.Join("..", "..", "replay", "testdata")
+var replayTestdata = filepath.Join("..", "..", "internal", "experiment", "replay", "testdata")
 
 // runReplayCmd runs a fresh root command and returns stdout, stderr (with
 // the returned error appended, as main prints it) and the exit status main

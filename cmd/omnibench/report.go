@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/junit"
+	"github.com/omnibench/omnibench/internal/junit"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/slo"
-	"github.com/omnibench/omnibench/summary"
 )
 
 type reportOptions struct {

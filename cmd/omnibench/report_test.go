@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 // TestReportRerendersSavedRun writes a small results file by hand and checks

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/spelling"
+	"github.com/omnibench/omnibench/internal/spelling"
 )
 
 func newRootCmd(version string) *cobra.Command {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/exporter"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/internal/metrics/exporter"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/scenarios"
 )
 

@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/junit"
+	"github.com/omnibench/omnibench/internal/junit"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/slo"
 )
 
 // runOutputs are the flags only `run` has: SLO gates and the extra files a

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/scale/merge"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/merge"
-	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scrape"
 )
 

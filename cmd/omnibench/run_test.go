@@ -25,10 +25,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/simulator"
 )
 
 // runSimConfig is a simulator serving the chat-voice model with millisecond

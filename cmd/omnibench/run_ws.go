@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/runner"
-	"github.com/omnibench/omnibench/wsclient"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/wsclient"
 )
 
 // wsFlags are the flags of the WebSocket kinds.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/schemas"
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/simulator"
 )
 
 // TestOutputMatchesCommittedSchemas runs every request kind against the

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/abtest"
-	"github.com/omnibench/omnibench/secret"
+	"github.com/omnibench/omnibench/internal/experiment/abtest"
+	"github.com/omnibench/omnibench/internal/secret"
 )
 
 // commandRedactor is the one redactor of a command: every credential its

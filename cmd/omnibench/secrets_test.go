@@ -17,7 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // echoServer passes every other request to the simulator and answers the

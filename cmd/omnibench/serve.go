@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/omnibench/omnibench/omnimetrics"
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/metrics/omnimetrics"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // serveOptions are the flags of `omnibench serve` that do not map 1:1 onto

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // syncBuffer is a stderr a test can read while the process writes it.

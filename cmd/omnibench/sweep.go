@@ -14,15 +14,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/junit"
+	"github.com/omnibench/omnibench/internal/experiment/sweep"
+	"github.com/omnibench/omnibench/internal/junit"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/simulator"
-	"github.com/omnibench/omnibench/slo"
-	"github.com/omnibench/omnibench/sweep"
 )
 
 // defaultSweepLevels are the concurrency levels of a sweep given neither

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scenarios"
-	"github.com/omnibench/omnibench/simulator"
-	"github.com/omnibench/omnibench/slo"
 )
 
 // startSimulator starts a simulator on a free loopback port for one test.
@@ -61,7 +61,7 @@ func sweepExec(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		// running them: under -race on a shared 2-core box the load
 		// generator can pass the default saturation thresholds and mark or
 		// stop a level. The saturation logic has its own tests
-		// (sweep/client_test.go, runner's TestRunHealthAndSaturation).
+		// (internal/experiment/sweep/client_test.go, runner's TestRunHealthAndSaturation).
 		args = append(args, "--client-cpu-threshold", "1", "--client-delay-threshold", "10s")
 	}
 	root := newRootCmd("test")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/omnibench/omnibench/tlsconf"
+	"github.com/omnibench/omnibench/internal/tlsconf"
 )
 
 // tlsFlags are --ca-file and --insecure, on every command that talks to a

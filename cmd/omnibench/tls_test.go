@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/simulator"
-	"github.com/omnibench/omnibench/tlsconf"
+	"github.com/omnibench/omnibench/internal/simulator"
+	"github.com/omnibench/omnibench/internal/tlsconf"
 )
 
 // tlsSim serves the simulator over TLS with httptest's self-signed

@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/slo"
-	"github.com/omnibench/omnibench/summary"
 )
 
 // verdictOf is the verdict of a command that wrote its report: err is what

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // modelNotFound answers every completion request as vLLM does for a model it

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/internal/run/results"
 )
 
 func TestDescribeBuild(t *testing.T) {

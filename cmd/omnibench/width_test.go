@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/simulator"
 )
 
 // widestLine returns the widest line of out in runes (what a terminal

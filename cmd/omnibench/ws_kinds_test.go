@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/simulator"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/simulator"
 )
 
 // TestWebSocketKindsThroughCommands runs the WebSocket kinds through run

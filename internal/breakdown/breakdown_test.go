@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/omnimetrics"
+	"github.com/omnibench/omnibench/internal/metrics/omnimetrics"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/simulator"
 )
 
 // testDeadline bounds each request and scrape of these tests: generous, the

@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/omnibench/omnibench/slo"
+	"github.com/omnibench/omnibench/internal/run/slo"
 )
 
 //go:embed *.md

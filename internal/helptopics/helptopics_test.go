@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/slo"
+	"github.com/omnibench/omnibench/internal/run/slo"
 )
 
 // TestEveryTopicHasItsText checks that each topic's file is embedded and

@@ -13,7 +13,7 @@ import (
 
 // describedPackages are the packages, relative to the module root, whose
 // types appear in the schemas and whose doc comments describe them.
-var describedPackages = [...]string{"results", "runner", "summary", "selfmon", "report", "load", "stats", "slo", "internal/schemas"}
+var describedPackages = [...]string{"internal/run/results", "internal/run/runner", "internal/run/summary", "internal/run/selfmon", "report", "load", "stats", "internal/run/slo", "internal/schemas"}
 
 // docComments reads the doc comments of the exported types and their
 // fields in describedPackages under moduleRoot, keyed as

@@ -23,10 +23,10 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/omnibench/omnibench/results"
-	"github.com/omnibench/omnibench/runner"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/stats"
 )
 

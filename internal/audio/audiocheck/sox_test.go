@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/onset"
-	"github.com/omnibench/omnibench/wav"
+	"github.com/omnibench/omnibench/internal/audio/onset"
+	"github.com/omnibench/omnibench/internal/audio/wav"
 )
 
 // TestAgainstSox: peak, RMS and DC offset of mono signals equal those of

@@ -1,0 +1,127 @@
+package client
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+
+	"github.com/omnibench/omnibench/internal/bytescan"
+)
+
+// Base64 decoding is the largest cost of an audio event (an 80 ms chunk is
+// 5.2 KB of base64), so the bulk of each payload goes through a table-driven
+// decoder that turns 8 characters into 6 bytes with one 64-bit load, eight
+// lookups in pre-shifted tables and one 64-bit store, about twice as fast as
+// encoding/base64. Everything unusual (padding, line breaks, invalid
+// characters, the last quantum) is left to encoding/base64, which therefore
+// decides what is valid and words the errors; the fuzz test checks that the
+// two agree.
+
+// b64Tables holds, for each of the four positions of a quantum, the 6-bit
+// value of every character already shifted into place; invalid characters
+// (including '=' and line breaks) have the top byte set. Built once at
+// package initialisation and only read afterwards.
+var b64Tables = buildB64Tables()
+
+func buildB64Tables() (t [4][256]uint32) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for p := range t {
+		for c := range t[p] {
+			t[p][c] = 0xFF000000
+		}
+	}
+	for v := range len(alphabet) {
+		c := alphabet[v]
+		t[0][c] = uint32(v) << 18
+		t[1][c] = uint32(v) << 12
+		t[2][c] = uint32(v) << 6
+		t[3][c] = uint32(v)
+	}
+	return t
+}
+
+// decodeBase64 decodes src into *dst (grown as needed and reused) and
+// returns the decoded bytes. Padded (StdEncoding) and unpadded
+// (RawStdEncoding) input are both accepted; line breaks are ignored, as
+// encoding/base64 does. URL-safe base64 is not accepted.
+func decodeBase64(dst *[]byte, src []byte) ([]byte, error) {
+	enc := base64.StdEncoding
+	if n := len(src); n%4 != 0 && src[n-1] != '=' && bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
+		enc = base64.RawStdEncoding
+	}
+	// +8: the fast loop stores 8 bytes to advance by 6.
+	need := enc.DecodedLen(len(src)) + 8
+	if cap(*dst) < need {
+		*dst = make([]byte, need+need/4)
+	}
+	out := (*dst)[:need]
+	si, di := fastDecode(out, src)
+	n, err := enc.Decode(out[di:], src[si:])
+	if err != nil {
+		var ce base64.CorruptInputError
+		if errors.As(err, &ce) {
+			return nil, base64.CorruptInputError(int64(si) + int64(ce))
+		}
+		return nil, err
+	}
+	return out[:di+n], nil
+}
+
+// fastDecode decodes whole 8-character groups of plain alphabet characters
+// from the start of src, stopping before the last quantum (so that padding
+// is always left to encoding/base64) or at anything else. It returns how
+// many characters it consumed and bytes it wrote; dst must have 8 bytes of
+// room beyond the decoded length.
+func fastDecode(dst, src []byte) (si, di int) {
+	t0, t1, t2, t3 := &b64Tables[0], &b64Tables[1], &b64Tables[2], &b64Tables[3]
+	// Two groups per iteration: one validity branch per 16 characters.
+	for len(src)-si > 20 && len(dst)-di >= 14 {
+		s := (*[16]byte)(src[si:])
+		x := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		y := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
+		u := t0[s[8]] | t1[s[9]] | t2[s[10]] | t3[s[11]]
+		v := t0[s[12]] | t1[s[13]] | t2[s[14]] | t3[s[15]]
+		if (x|y|u|v)&0xFF000000 != 0 {
+			break
+		}
+		d := (*[14]byte)(dst[di:])
+		binary.BigEndian.PutUint64(d[:8], uint64(x)<<40|uint64(y)<<16)
+		binary.BigEndian.PutUint64(d[6:], uint64(u)<<40|uint64(v)<<16)
+		si += 16
+		di += 12
+	}
+	return si, di
+}
+
+// plainBase64Len returns the decoded length of src when src is base64 in
+// its plain form: alphabet characters, then at most two '=' that pad it to
+// a multiple of four, or no padding at all (RawStdEncoding). It reports
+// false for anything else (line breaks, characters outside the alphabet,
+// misplaced padding, a lone trailing character), and the caller then
+// decodes src with decodeBase64, which words the error or handles the
+// unusual form. Whatever it accepts, decodeBase64 accepts with the same
+// length (FuzzPlainBase64Len checks it).
+//
+// It exists because most audio events need only their length: validating
+// eight characters with a few word-wide operations costs a fraction of
+// decoding them, and after the audible onset nothing reads the samples.
+//
+// plain, when not negative, is the length of the run of alphabet characters
+// at the start of src, already measured by the caller's scan.
+func plainBase64Len(src []byte, plain int) (int, bool) {
+	n := len(src)
+	pad := 0
+	for pad < 2 && n-pad > 0 && src[n-pad-1] == '=' {
+		pad++
+	}
+	body := n - pad
+	switch {
+	case pad > 0 && n%4 != 0, body%4 == 1:
+		return 0, false
+	}
+	if plain >= 0 && plain < body || plain < 0 && !bytescan.Base64Alphabet(src[:body]) {
+		return 0, false
+	}
+	return body/4*3 + max(body%4-1, 0), true
+}
