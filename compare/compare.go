@@ -203,11 +203,22 @@ func statsDefaults(o stats.Options) stats.Options {
 // warnings, and Analyze returns the first such error together with all the
 // rows: the caller decides whether it is fatal.
 func Analyze(metrics []Metric, a, b []*results.Record, opts stats.Options) ([]Row, error) {
+	xa, xb := make([][]float64, len(metrics)), make([][]float64, len(metrics))
+	for i, m := range metrics {
+		xa[i], xb[i] = values(m, a), values(m, b)
+	}
+	return AnalyzeValues(metrics, xa, xb, opts)
+}
+
+// AnalyzeValues is Analyze on each metric's values already taken from the
+// records (a[i] and b[i] for metrics[i], in the order sent), for callers
+// that keep the values rather than the records.
+func AnalyzeValues(metrics []Metric, a, b [][]float64, opts stats.Options) ([]Row, error) {
 	opts = statsDefaults(opts)
 	var rows []Row
 	var first error
-	for _, m := range metrics {
-		xa, xb := values(m, a), values(m, b)
+	for i, m := range metrics {
+		xa, xb := a[i], b[i]
 		if len(xa) == 0 && len(xb) == 0 {
 			continue // the metric does not apply to these runs (no text, no audio)
 		}
