@@ -133,6 +133,9 @@ func (s *lineSelector) selectLines(text []byte) ([]byte, bool) {
 	var out []byte
 	for len(text) > 0 {
 		end := bytes.IndexByte(text, '\n') + 1
+		if end == 0 {
+			return nil, false // not normalised: left to the whole parse
+		}
 		line := text[:end]
 		text = text[end:]
 		keep, ok := s.line(bytes.TrimLeft(line, " \t"))
