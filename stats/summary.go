@@ -7,8 +7,6 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-
-	mstats "github.com/montanaflynn/stats"
 )
 
 // DefaultPercentiles returns the percentiles reported when a caller does not
@@ -86,10 +84,12 @@ func Percentile(sorted []float64, p float64) float64 {
 	if n == 0 || !(p >= 0 && p <= 100) {
 		return math.NaN()
 	}
-	if p > 0 {
-		// montanaflynn/stats implements the same interpolation (type 7) but
-		// refuses p = 0; its result is used whenever it is finite.
-		if v, err := mstats.Percentile(sorted, p); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+	if p > 0 && !slices.ContainsFunc(sorted, math.IsNaN) {
+		// montanaflynn/stats' Percentile, whose arithmetic the figures have
+		// always followed to the last bit, on the slice as given: the
+		// library sorts a copy of it on every call, which at the end of a
+		// long run allocated the whole series once per percentile.
+		if v := sortedPercentileType7(sorted, p); !math.IsInf(v, 0) && !math.IsNaN(v) {
 			return v
 		}
 	}
@@ -105,6 +105,23 @@ func Percentile(sorted []float64, p float64) float64 {
 	}
 	// b-a overflowed (values near ±MaxFloat64): the weighted form cannot.
 	return (1-frac)*a + frac*b
+}
+
+// sortedPercentileType7 is montanaflynn/stats' Percentile (v0.14.0) for
+// sorted input without NaN and p in (0, 100], without its sorted copy.
+func sortedPercentileType7(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	rank := (p / 100) * float64(n-1)
+	k := int(rank)
+	f := rank - float64(k)
+	if k+1 >= n || f == 0 || sorted[k+1] == sorted[k] {
+		return sorted[k]
+	}
+	delta := sorted[k+1] - sorted[k]
+	if math.IsInf(delta, 1) {
+		return (1-f)*sorted[k] + f*sorted[k+1]
+	}
+	return sorted[k] + f*delta
 }
 
 // Percentile returns the value of percentile p if it was requested.

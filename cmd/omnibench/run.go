@@ -38,6 +38,7 @@ import (
 type runOptions struct {
 	url      string
 	scenario string
+	profile  profileFlags
 
 	// scenario overrides
 	kind, model, voice, audioFormat, prompts, extraBody string
@@ -136,10 +137,19 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
   omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), cmd)
+			stop, err := o.profile.start()
+			if err != nil {
+				return err
+			}
+			err = o.run(cmd.Context(), cmd)
+			if serr := stop(); err == nil {
+				err = serr
+			}
+			return err
 		},
 	}
 	o.addFlags(cmd.Flags())
+	o.profile.addFlags(cmd.Flags())
 	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())

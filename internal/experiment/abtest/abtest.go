@@ -219,9 +219,10 @@ type armState struct {
 
 	mu        sync.Mutex // guards the fields below (records arrive from request goroutines)
 	writer    *results.Writer
-	records   []results.Record
-	seqOffset int // added to the runner's Seq in the current round
-	nextSeq   int // the next round's offset
+	metrics   []compare.Metric // Metrics(): the values kept of each record
+	kept      armSamples       // moved to res when the rounds end
+	seqOffset int              // added to the runner's Seq in the current round
+	nextSeq   int              // the next round's offset
 	writeErr  error
 }
 
@@ -240,7 +241,7 @@ func (st *armState) onRecord(next func(*results.Record)) func(*results.Record) {
 		if r.Seq+1 > st.nextSeq {
 			st.nextSeq = r.Seq + 1
 		}
-		st.records = append(st.records, r)
+		st.kept.add(st.metrics, &r)
 		if st.writer != nil && st.writeErr == nil {
 			if err := st.writer.Write(&r); err != nil {
 				st.writeErr = fmt.Errorf("abtest: arm %s: writing %s: %w", st.name, st.res.ResultsFile, err)
@@ -391,7 +392,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	for _, st := range arms {
 		st.mu.Lock()
-		st.res.Records = append([]results.Record(nil), st.records...)
+		st.res.kept = st.kept
 		st.mu.Unlock()
 	}
 	res.IncludeRamp = cfg.Run.Summary.IncludeRamp
@@ -481,7 +482,7 @@ func newArmState(name string, spec Arm) *armState {
 	if spec.kind() == "url" {
 		ar.Target = redactURL(spec.URL)
 	}
-	return &armState{name: name, spec: spec, res: ar, url: trimSlash(spec.URL)}
+	return &armState{name: name, spec: spec, res: ar, url: trimSlash(spec.URL), metrics: Metrics()}
 }
 
 // prepareDirs creates the output directory and opens the results files, and

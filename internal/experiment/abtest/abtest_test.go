@@ -80,6 +80,9 @@ func rec(seq int, e2e float64) results.Record {
 	return results.Record{Seq: seq, Kind: results.KindSpeech, E2ES: e2e}
 }
 
+// addRecord keeps r in the arm as a run does.
+func addRecord(a *ArmResult, r results.Record) { a.kept.add(Metrics(), &r) }
+
 // TestAnalyseHandComputed checks the statistics plumbing against values
 // computed by hand (and with scipy.stats.ttest_ind(a, b, equal_var=False)):
 // A = 1..5 s, B = 6..10 s: means 3 and 8, both variances 2.5, SE 1,
@@ -88,12 +91,12 @@ func TestAnalyseHandComputed(t *testing.T) {
 	a := &ArmResult{Name: "A", Label: "a"}
 	b := &ArmResult{Name: "B", Label: "b"}
 	for i, v := range []float64{1, 2, 3, 4, 5} {
-		a.Records = append(a.Records, rec(i, v))
-		b.Records = append(b.Records, rec(i, v+5))
+		addRecord(a, rec(i, v))
+		addRecord(b, rec(i, v+5))
 	}
 	// A warm-up and a failure are counted and left out.
-	a.Records = append(a.Records, results.Record{Seq: 9, Warmup: true, E2ES: 100})
-	b.Records = append(b.Records, results.Record{Seq: 9, E2ES: 100, ErrorClass: results.ErrConnect, Error: "refused"})
+	addRecord(a, results.Record{Seq: 9, Warmup: true, E2ES: 100})
+	addRecord(b, results.Record{Seq: 9, E2ES: 100, ErrorClass: results.ErrConnect, Error: "refused"})
 	res := &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
 	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8, Percentiles: []float64{50, 95}}, nil)
 
@@ -132,8 +135,9 @@ func TestAnalyseHandComputed(t *testing.T) {
 	}
 
 	// B 0.5 s slower: t = -0.5, df = 8, p = 0.6305: not significant.
-	for i := range b.Records[:5] {
-		b.Records[i].E2ES = a.Records[i].E2ES + 0.5
+	b = &ArmResult{Name: "B", Label: "b"}
+	for i, v := range []float64{1, 2, 3, 4, 5} {
+		addRecord(b, rec(i, v+0.5))
 	}
 	res = &Result{A: a, B: b, Alpha: 0.05, Power: 0.8}
 	analyse(res, stats.Options{Alpha: 0.05, Power: 0.8}, nil)
@@ -154,8 +158,8 @@ func TestAnalyseAudioMetrics(t *testing.T) {
 	b := &ArmResult{Name: "B"}
 	for i := 0; i < 4; i++ {
 		f := float64(i)
-		a.Records = append(a.Records, mk(results.KindChat, i, 1+f, 0.1+f/100, 0.5+f/10, 9))
-		b.Records = append(b.Records, mk(results.KindSpeech, i, 1+f, 0.1+f/100, 9, 0.5+f/10))
+		addRecord(a, mk(results.KindChat, i, 1+f, 0.1+f/100, 0.5+f/10, 9))
+		addRecord(b, mk(results.KindSpeech, i, 1+f, 0.1+f/100, 9, 0.5+f/10))
 	}
 	res := &Result{A: a, B: b, Alpha: 0.05}
 	analyse(res, stats.Options{Alpha: 0.05}, nil)
@@ -174,8 +178,10 @@ func TestAnalyseAudioMetrics(t *testing.T) {
 }
 
 func TestAnalyseTooFewSamples(t *testing.T) {
-	a := &ArmResult{Name: "A", Records: []results.Record{rec(0, 1)}}
-	b := &ArmResult{Name: "B", Records: []results.Record{rec(0, 1), rec(1, 2)}}
+	a, b := &ArmResult{Name: "A"}, &ArmResult{Name: "B"}
+	addRecord(a, rec(0, 1))
+	addRecord(b, rec(0, 1))
+	addRecord(b, rec(1, 2))
 	res := &Result{A: a, B: b, Alpha: 0.05}
 	analyse(res, stats.Options{Alpha: 0.05}, nil)
 	if res.Metrics[0].Tested || res.Verdict != "not tested: too few successful requests" {

@@ -80,9 +80,10 @@ type ArmResult struct {
 	ResultsFile  string // a.jsonl / b.jsonl, when written
 	Rounds       int    // rounds run
 
-	// Records holds every record of the arm in the order they completed,
-	// numbered (Seq) across the rounds in the order they were sent.
-	Records []results.Record
+	// kept holds every finished request of the arm in compact form,
+	// numbered across the rounds in the order they were sent. The records
+	// themselves are in ResultsFile.
+	kept armSamples
 
 	Requests   int    // measured (non-warm-up) records
 	Used       int    // successful measured records: the samples
@@ -206,8 +207,8 @@ const noVerdict = "no verdict"
 // analyse fills the per-arm counts, the metric comparisons, the gates and
 // the verdict.
 func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
-	usedA := countArm(res.A, res.IncludeRamp)
-	usedB := countArm(res.B, res.IncludeRamp)
+	valuesA := countArm(res.A, res.IncludeRamp)
+	valuesB := countArm(res.B, res.IncludeRamp)
 	// The counts come from compare.Usable, so they are consistent.
 	res.Failures, _ = stats.CompareFailures(res.A.Failed, res.A.Requests, res.B.Failed, res.B.Requests)
 	if f := res.Failures; f.Differ(res.Alpha) {
@@ -232,7 +233,13 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 	// A metric whose test failed is left untested with the error among its
 	// warnings: after minutes of measuring, an A/B run reports rather than
 	// fails, so the error itself is not needed.
-	rows, _ := compare.Analyze(Metrics(), usedA, usedB, opts)
+	var samples []compare.Samples
+	for i, m := range Metrics() {
+		if len(valuesA[i]) > 0 || len(valuesB[i]) > 0 { // as compare.Analyze: a metric these runs lack
+			samples = append(samples, compare.Samples{Metric: m, A: valuesA[i], B: valuesB[i]})
+		}
+	}
+	rows, _ := compare.AnalyzeSamples(samples, opts)
 	for _, row := range rows {
 		mr := MetricResult{Row: row}
 		mr.Verdict = metricVerdict(mr)
@@ -246,24 +253,6 @@ func analyse(res *Result, opts stats.Options, gates []compare.Gate) {
 		res.Gates = append(res.Gates, compare.EvaluateFailures(res.Failures, res.Alpha))
 	}
 	res.Verdict = overallVerdict(res)
-}
-
-// countArm counts the arm's records and returns its samples, as package
-// compare takes them (compare.Usable): successful measured records in the
-// order they were sent.
-func countArm(a *ArmResult, includeRamp bool) []*results.Record {
-	used, failed, warmup, _ := compare.Usable(a.Records, includeRamp)
-	a.Used, a.Failed, a.Warmup = len(used), len(failed), warmup
-	a.Requests = a.Used + a.Failed
-	a.FirstError = ""
-	if len(failed) > 0 {
-		r := failed[0]
-		a.FirstError = r.ErrorClass
-		if r.Error != "" {
-			a.FirstError += ": " + r.Error
-		}
-	}
-	return used
 }
 
 // metricVerdict states one metric's outcome. Larger is worse for every
