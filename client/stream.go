@@ -97,6 +97,7 @@ type stream struct {
 	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
+	audioChecks   bool // Options.AudioChecks
 	chunk         chatChunk
 	template      chunkTemplate // the last audio event's bytes around its audio string
 	sev           speechEvent
@@ -126,7 +127,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool}, flacPCM: s.flacPCM[:0],
+		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool, checks: s.onset.checks}, flacPCM: s.flacPCM[:0],
 		template: chunkTemplate{prefix: s.template.prefix[:0], suffix: s.template.suffix[:0]},
 		owner:    s.owner,
 	}
@@ -666,7 +667,7 @@ func (s *stream) setFormat(f wav.Format) error {
 		}
 		s.f, s.fmtKnown = f, true
 		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
-		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow)
+		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow, s.audioChecks)
 		return nil
 	}
 	if f != s.f {
