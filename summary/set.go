@@ -42,6 +42,9 @@ type Set struct {
 
 	kindsSeen, modelsSeen []string // first appearance order (report.Workload)
 	realtime              []RealtimeTurn
+
+	defectNames []string   // audio defect reasons, by Sample bit (quality.go)
+	asr         *ASRCounts // a live run's transcription queue counts
 }
 
 // Totals are the aggregates over every record of a Set, in the terms the
@@ -82,6 +85,7 @@ type Sample struct {
 	MaxUnderrunS                                 float64 // with flagContinuity
 	StallTotalS, StallLongestS, PrerollStartupS  float64 // with flagStallResume, flagPreroll
 	MaxTextGapS                                  float64 // the largest text gap (goodput's itl)
+	quality                                              // signal check and transcription score
 	AudioFrames, InputAudioBytes                 int64
 	Stalls                                       int32 // stall-and-resume stalls
 	Status                                       int16
@@ -101,6 +105,8 @@ const (
 	flagPrerollStalled
 	flagSilence
 	flagRTFServer
+	flagChecked // quality.LongestGapS and defects hold the signal check
+	flagASR     // quality.WER and CER hold a transcription score
 )
 
 const (
@@ -187,6 +193,7 @@ func (s *Set) Add(r *results.Record) {
 	for _, g := range r.TextGapsS {
 		x.MaxTextGapS = max(x.MaxTextGapS, g)
 	}
+	s.addQuality(&x, r)
 	if c := r.Continuity; c != nil {
 		x.flags |= flagContinuity
 		x.MaxUnderrunS = c.MaxUnderrunS
