@@ -63,3 +63,23 @@ func TestAudioChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestTextOut: a chat response's text reaches Request.TextOut unescaped,
+// event by event, as the reference its transcription is scored against.
+func TestTextOut(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s *server) {
+		sseStart(w)
+		event(w, "", textEvent(`Say "hi",`))
+		event(w, "", textEvent(" then go."))
+		event(w, "", audioEvent(s16(2400, 0, 8000), "stop"))
+		event(w, "", "[DONE]")
+	})
+	var text bytes.Buffer
+	rec := do(t, newClient(t, srv.URL, Options{}), Request{Kind: results.KindChat, Prompt: "x", AudioFormat: "pcm", PCMSampleRate: 24000, TextOut: &text})
+	if !rec.OK() {
+		t.Fatalf("%s: %s", rec.ErrorClass, rec.Error)
+	}
+	if got, want := text.String(), `Say "hi", then go.`; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}

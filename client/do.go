@@ -49,7 +49,7 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
-	s.headers = req.Headers
+	s.headers, s.textOut = req.Headers, req.TextOut
 	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
 	s.audioChecks = c.opts.AudioChecks
 	err := c.do(ctx, req, s)

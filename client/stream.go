@@ -66,6 +66,7 @@ type stream struct {
 	t0     time.Time  // send time; every offset is from here
 
 	audioOut io.Writer // receives the PCM of every chunk when the request asks
+	textOut  io.Writer // receives the text of every text event when the request asks
 
 	maxEvent int // cap on an SSE line and event (Options.MaxEventBytes)
 
@@ -135,7 +136,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 
 // release drops references to request data before the stream is pooled.
 func (s *stream) release() {
-	s.rec, s.parent, s.ctx, s.body, s.audioOut = nil, nil, nil, body{}, nil
+	s.rec, s.parent, s.ctx, s.body, s.audioOut, s.textOut = nil, nil, nil, body{}, nil, nil
 	s.headers, s.red = nil, nil
 	if s.sr != nil {
 		s.sr.Reset(nil) // drop the finished response body
@@ -462,6 +463,10 @@ func (s *stream) text(t jsonText, now time.Time) {
 	chars, s.scratch = t.runeCount(s.scratch)
 	if chars == 0 {
 		return
+	}
+	if s.textOut != nil {
+		s.scratch = t.appendUnquoted(s.scratch[:0])
+		_, _ = s.textOut.Write(s.scratch)
 	}
 	rec := s.rec
 	off := s.since(now)
