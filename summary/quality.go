@@ -63,25 +63,36 @@ type ASRCounts struct {
 	Offered, Skipped, Failed int
 }
 
-// quality is the per-request part of a Sample the quality figures read.
+// quality is what the quality figures read of one request.
 type quality struct {
-	LongestGapS float64 // with flagChecked
-	WER, CER    float64 // with flagASR
+	longestGapS float64 // with checked
+	wer, cer    float64 // with scored
 	defects     uint8   // bit i: the Set's defect name i
+	checked     bool    // a signal check
+	scored      bool    // a transcription score
 }
 
-// addQuality takes r's check and score into x, interning defect names.
-func (s *Set) addQuality(x *Sample, r *results.Record) {
+// qualityAt returns the quality of sample i, growing the table to it.
+func (s *Set) qualityAt(i int) *quality {
+	if i >= len(s.qualities) {
+		s.qualities = append(s.qualities, make([]quality, i+1-len(s.qualities))...)
+	}
+	return &s.qualities[i]
+}
+
+// addQuality takes r's check and score as sample i's, interning defect
+// names.
+func (s *Set) addQuality(i int, r *results.Record) {
 	if a := r.Audio; a != nil {
-		x.flags |= flagChecked
-		x.LongestGapS = a.LongestGapS
+		q := s.qualityAt(i)
+		q.checked, q.longestGapS = true, a.LongestGapS
 		for _, d := range a.Defects {
-			x.defects |= 1 << s.defectBit(d)
+			q.defects |= 1 << s.defectBit(d)
 		}
 	}
 	if a := r.ASR; a != nil {
-		x.flags |= flagASR
-		x.WER, x.CER = a.WER, a.CER
+		q := s.qualityAt(i)
+		q.scored, q.wer, q.cer = true, a.WER, a.CER
 	}
 }
 
@@ -111,9 +122,8 @@ func (s *Set) SetASR(i int, score results.ASRScore) {
 	if i < 0 || i >= s.Len() {
 		return
 	}
-	x := &s.blocks[i/blockSize][i%blockSize]
-	x.flags |= flagASR
-	x.WER, x.CER = score.WER, score.CER
+	q := s.qualityAt(i)
+	q.scored, q.wer, q.cer = true, score.WER, score.CER
 }
 
 // NoteASR records a live run's transcription queue counts.
@@ -127,13 +137,17 @@ type qualityValues struct {
 	checked, asr   bool
 }
 
-// add counts a measured completed response with audio.
-func (v *qualityValues) add(r *Sample) {
-	if r.flags&flagChecked != 0 {
+// add counts sample i, a measured completed response with audio.
+func (v *qualityValues) add(set *Set, i int) {
+	if i >= len(set.qualities) {
+		return
+	}
+	r := &set.qualities[i]
+	if r.checked {
 		v.checked = true
 		v.q.Checked++
-		v.gaps = append(v.gaps, r.LongestGapS*1000)
-		v.q.InternalGapMaxS = math.Max(v.q.InternalGapMaxS, r.LongestGapS)
+		v.gaps = append(v.gaps, r.longestGapS*1000)
+		v.q.InternalGapMaxS = math.Max(v.q.InternalGapMaxS, r.longestGapS)
 		if r.defects != 0 {
 			v.q.Defects++
 			for i := range v.byDefect {
@@ -143,10 +157,10 @@ func (v *qualityValues) add(r *Sample) {
 			}
 		}
 	}
-	if r.flags&flagASR != 0 {
+	if r.scored {
 		v.asr = true
-		v.wer = append(v.wer, r.WER)
-		v.cer = append(v.cer, r.CER)
+		v.wer = append(v.wer, r.wer)
+		v.cer = append(v.cer, r.cer)
 	}
 }
 

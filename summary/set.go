@@ -43,7 +43,11 @@ type Set struct {
 	kindsSeen, modelsSeen []string // first appearance order (report.Workload)
 	realtime              []RealtimeTurn
 
-	defectNames []string   // audio defect reasons, by Sample bit (quality.go)
+	// qualities are the signal checks and transcription scores by sample
+	// index (quality.go), kept apart so that a run without them spends
+	// nothing per sample; empty until the first one.
+	qualities   []quality
+	defectNames []string   // audio defect reasons, by quality bit
 	asr         *ASRCounts // a live run's transcription queue counts
 }
 
@@ -85,7 +89,6 @@ type Sample struct {
 	MaxUnderrunS                                 float64 // with flagContinuity
 	StallTotalS, StallLongestS, PrerollStartupS  float64 // with flagStallResume, flagPreroll
 	MaxTextGapS                                  float64 // the largest text gap (goodput's itl)
-	quality                                              // signal check and transcription score
 	AudioFrames, InputAudioBytes                 int64
 	Stalls                                       int32 // stall-and-resume stalls
 	Status                                       int16
@@ -105,8 +108,6 @@ const (
 	flagPrerollStalled
 	flagSilence
 	flagRTFServer
-	flagChecked // quality.LongestGapS and defects hold the signal check
-	flagASR     // quality.WER and CER hold a transcription score
 )
 
 const (
@@ -193,7 +194,6 @@ func (s *Set) Add(r *results.Record) {
 	for _, g := range r.TextGapsS {
 		x.MaxTextGapS = max(x.MaxTextGapS, g)
 	}
-	s.addQuality(&x, r)
 	if c := r.Continuity; c != nil {
 		x.flags |= flagContinuity
 		x.MaxUnderrunS = c.MaxUnderrunS
@@ -240,6 +240,7 @@ func (s *Set) Add(r *results.Record) {
 		s.realtime = append(s.realtime, RealtimeTurn{Session: r.WS.Session, Warmup: r.Warmup, OK: r.OK(), Bench: r.WS.Bench})
 	}
 	s.total(r)
+	s.addQuality(s.Len(), r)
 	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == blockSize {
 		var b []Sample
 		if n > 0 {

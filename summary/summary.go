@@ -183,7 +183,11 @@ func ComputeSet(set *Set, opts Options) *Summary {
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
 	v := newValues(opts.Thresholds)
-	set.All(func(r *Sample) { v.addRequest(s, set, opts, r) })
+	i := 0
+	set.All(func(r *Sample) {
+		v.addRequest(s, set, opts, r, i)
+		i++
+	})
 	set.gaps.each(opts.IncludeRamp, func(g float64) { v.gaps = append(v.gaps, g*1000) })
 	set.stamps.each(opts.IncludeRamp, func(d float64) { v.stamp = append(v.stamp, d*1000) })
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
@@ -229,8 +233,9 @@ func newValues(thresholds []float64) *values {
 	return v
 }
 
-// addRequest counts one request of the set into s's counts and v's values.
-func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample) {
+// addRequest counts one request of the set, its sample i, into s's counts and
+// v's values.
+func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample, i int) {
 	if r.Warmup() {
 		s.Requests.Warmup++
 		return
@@ -273,7 +278,7 @@ func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample) {
 	if r.HasAudio() {
 		v.addAudio(s, set, r)
 		v.addContinuity(s, set, opts, r)
-		v.quality.add(r)
+		v.quality.add(set, i)
 	}
 }
 
