@@ -223,6 +223,9 @@ func spokenRun(t *testing.T, n int, faults simulator.Faults, asr string) (*Outco
 // OpenAI-compatible transcription server, omnibench scoring WER. A clean
 // run scores far below a run whose server swaps audio between requests.
 func TestSpokenIntelligibility(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: recognizing seven utterances takes about 15 s of CPU")
+	}
 	asr := sphinxServer(t, needRecognizer(t)).URL
 	clean, cleanRecs := spokenRun(t, 3, simulator.Faults{}, asr)
 	swapped, _ := spokenRun(t, 4, simulator.Faults{VoiceSwap: 1}, asr)
