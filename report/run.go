@@ -253,6 +253,7 @@ func requestsTable(r RunReport) Table {
 		}
 		req.Rows = append(req.Rows, []string{label, strconv.Itoa(n)})
 	}
+	qualityRows(&req, s.Quality)
 	if s.Requests.Warmup > 0 {
 		req.Rows = append(req.Rows, []string{"warm-up (excluded)", strconv.Itoa(s.Requests.Warmup)})
 	}
@@ -269,6 +270,38 @@ func requestsTable(r RunReport) Table {
 		req.Rows = append(req.Rows, []string{"drop rate " + req.Footnote("dropped / (sent + dropped)"), FormatFixed(s.Requests.DropRate, 4)})
 	}
 	return req
+}
+
+// qualityRows adds the audio-quality counts: the responses flagged
+// audio_defect (completed, so counted above too: a defect is no failure)
+// with their reasons, and how many responses were transcribed.
+func qualityRows(req *Table, q *summary.Quality) {
+	if q == nil {
+		return
+	}
+	if q.Checked > 0 {
+		label := fmt.Sprintf("audio_defect (of %d checked) %s", q.Checked,
+			req.Footnote("completed responses whose audio check flagged them (--audio-checks); they keep their latencies"))
+		req.Rows = append(req.Rows, []string{label, strconv.Itoa(q.Defects)})
+		reasons := make([]string, 0, len(q.ByDefect))
+		for reason := range q.ByDefect {
+			reasons = append(reasons, reason)
+		}
+		sort.Strings(reasons)
+		for _, reason := range reasons {
+			req.Rows = append(req.Rows, []string{"  " + reason, strconv.Itoa(q.ByDefect[reason])})
+		}
+	}
+	if a := q.ASR; a != nil {
+		label := "transcribed (scored)"
+		if a.Offered > 0 {
+			label = fmt.Sprintf("transcribed (scored of %d offered; %d skipped, %d failed)", a.Offered, a.Skipped, a.Failed)
+		}
+		req.Rows = append(req.Rows, []string{label, strconv.Itoa(a.Scored)})
+		if a.Scored > 0 {
+			req.Rows = append(req.Rows, []string{fmt.Sprintf("  WER above %s", FormatFixed(a.Threshold, 2)), strconv.Itoa(a.Above)})
+		}
+	}
 }
 
 func loadTable(r RunReport) Table {

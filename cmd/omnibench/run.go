@@ -107,6 +107,8 @@ type runOptions struct {
 
 	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
 	outputs runOutputs
+	// audio quality: signal checks, transcription (run_quality.go)
+	quality qualityFlags
 	// maxErrorRate is run's failure-rate gate: the SLO error_rate<=X.
 	maxErrorRate float64
 
@@ -153,6 +155,7 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	addWideFlag(cmd.Flags(), &o.wide)
 	o.metrics.addFlags(cmd.Flags()) // run only: sweep, capacity and ab do not export
 	o.outputs.addFlags(cmd.Flags())
+	o.quality.addFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
 		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
 	o.shard.addFlags(cmd.Flags())
@@ -600,6 +603,9 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		cfg.SLOs = append(cfg.SLOs, s.Expr)
 	}
 	cfg.SaveAudioDir = o.outputs.saveAudio
+	if err := o.quality.apply(&cfg); err != nil {
+		return withExitCode(2, err)
+	}
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
 		return err

@@ -74,6 +74,7 @@ func (o *metricsOptions) newExporter(cfg *runner.Config, sc *scenarios.Scenario)
 		TextOnly:       sc.Kind == results.KindChat && len(sc.Modalities) > 0 && !slices.Contains(sc.Modalities, "audio"),
 		IncludeRamp:    cfg.Summary.IncludeRamp,
 		Shard:          shardLabel(cfg.Load.Shard),
+		AudioChecks:    cfg.Client.AudioChecks,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/audio/audiocheck"
 	"github.com/omnibench/omnibench/internal/audio/flac"
 	"github.com/omnibench/omnibench/internal/audio/mp3"
 	"github.com/omnibench/omnibench/internal/audio/onset"
@@ -28,6 +30,13 @@ type Onset struct {
 	f    wav.Format
 	on   bool // the detector runs over rec's PCM
 	done bool // the onset was found, or cannot be (not s16, not decoded)
+
+	// The signal checks (Options.AudioChecks): checks is reused across
+	// records (a few hundred bytes, kept by the stream or session);
+	// checking is true while it runs over rec's PCM, until a chunk of it
+	// is measured without being decoded.
+	checks   *audiocheck.Analyzer
+	checking bool
 }
 
 // TrackOnset feeds pcm, one chunk in format f that AddChunk has just
@@ -35,7 +44,7 @@ type Onset struct {
 func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []byte) {
 	o.pool = &c.detectors
 	if o.rec != rec {
-		o.start(rec, f, c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow)
+		o.start(rec, f, c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow, c.opts.AudioChecks)
 	}
 	o.chunk(pcm)
 }
@@ -43,10 +52,13 @@ func (c *Client) TrackOnset(o *Onset, rec *results.Record, f wav.Format, pcm []b
 // start sets o up for rec's audio in format f. Only s16 PCM is analysed
 // (the format every kind delivers); for other sample widths TTFA stays
 // unmeasured.
-func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, window time.Duration) {
-	*o = Onset{det: o.det, pool: o.pool, rec: rec, f: f, done: true}
+func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, window time.Duration, checks bool) {
+	*o = Onset{det: o.det, pool: o.pool, checks: o.checks, rec: rec, f: f, done: true}
 	if f.BitsPerSample != 16 {
 		return
+	}
+	if checks {
+		o.startChecks(f, thresholdDBFS)
 	}
 	cfg := onset.Config{SampleRate: f.SampleRate, Channels: f.Channels, ThresholdDBFS: thresholdDBFS, Window: window}
 	if o.det == nil && o.pool != nil {
@@ -66,14 +78,32 @@ func (o *Onset) start(rec *results.Record, f wav.Format, thresholdDBFS float64, 
 	o.on, o.done = true, false
 }
 
-// wantsPCM reports whether the detector still needs the samples of the
-// chunks to come: it runs and has not found the onset.
-func (o *Onset) wantsPCM() bool { return o.on && !o.done }
+// startChecks sets the signal checks up for audio in format f, with the
+// onset's gate as the silence gate.
+func (o *Onset) startChecks(f wav.Format, gateDBFS float64) {
+	cfg := audiocheck.Config{SampleRate: f.SampleRate, Channels: f.Channels, GateDBFS: gateDBFS}
+	if o.checks == nil {
+		a, err := audiocheck.New(cfg)
+		if err != nil {
+			return // a format the checks refuse (over 64 channels): unchecked
+		}
+		o.checks = a
+	} else if o.checks.Reset(cfg) != nil {
+		return
+	}
+	o.checking = true
+}
 
-// stop ends the analysis of the current record without an onset: part of
-// its audio was measured from a header without being decoded.
+// wantsPCM reports whether the detector or the checks still need the
+// samples of the chunks to come: the detector runs and has not found the
+// onset, or the checks run.
+func (o *Onset) wantsPCM() bool { return o.on && !o.done || o.checking }
+
+// stop ends the analysis of the current record without an onset or a
+// check: part of its audio was measured from a header without being
+// decoded.
 func (o *Onset) stop() {
-	o.on, o.done = false, true
+	o.on, o.done, o.checking = false, true, false
 	o.release()
 }
 
@@ -91,6 +121,9 @@ func (o *Onset) release() {
 // the chunk that holds the onset frame, which may be an earlier chunk than
 // this one when the window spans chunks.
 func (o *Onset) chunk(pcm []byte) {
+	if o.checking {
+		o.checks.Write(pcm)
+	}
 	if !o.on || o.done || !o.det.Write(pcm) {
 		return
 	}
@@ -114,12 +147,38 @@ func (o *Onset) chunk(pcm []byte) {
 // Finish records, for a response whose audio never became audible, its
 // whole duration as leading silence (TTFAAudibleS stays 0). Call it before
 // FinishAudio, for a record with audio.
+//
+// With Options.AudioChecks it also fills rec.Audio from the checks, when
+// every chunk of the audio was decoded.
 func (o *Onset) Finish(rec *results.Record) {
-	if !o.on || o.rec != rec || rec.LeadingSilenceS != nil {
+	if o.rec != rec {
+		return
+	}
+	if o.checking {
+		rec.Audio = audioCheck(o.checks.Report())
+	}
+	if !o.on || rec.LeadingSilenceS != nil {
 		return
 	}
 	silence := float64(o.det.Frames()) / float64(o.f.SampleRate)
 	rec.LeadingSilenceS = &silence
+}
+
+// audioCheck is the record's form of a signal-check report.
+func audioCheck(r audiocheck.Report) *results.AudioCheck {
+	c := &results.AudioCheck{
+		PeakDBFS:     r.PeakDBFS,
+		RMSDBFS:      r.RMSDBFS,
+		ClippedShare: r.ClippedShare,
+		DCOffset:     r.DCOffset,
+		LongestGapS:  r.LongestInternalGap.Seconds(),
+		GapsOver:     r.GapsOver,
+		AbruptEnd:    r.AbruptEnd,
+	}
+	if r.Defects != 0 {
+		c.Defects = strings.Split(r.Defects.String(), ",")
+	}
+	return c
 }
 
 // flacEvent measures one FLAC chat audio event. Its frames come from its

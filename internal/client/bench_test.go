@@ -29,13 +29,20 @@ func (r *loopReader) Read(p []byte) (int, error) {
 }
 
 func benchStream(b *testing.B, kind, format string) (*Client, *stream) {
+	return benchStreamWith(b, Options{}, kind, format)
+}
+
+// benchStreamWith is benchStream for a client with opts (BaseURL is set).
+func benchStreamWith(b *testing.B, opts Options, kind, format string) (*Client, *stream) {
 	b.Helper()
-	c, err := New(Options{BaseURL: "http://127.0.0.1:1"})
+	opts.BaseURL = "http://127.0.0.1:1"
+	c, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(&results.Record{}, kind, format, defaultPCMSampleRate, nil, sse.DefaultMaxEventBytes)
+	s.audioChecks = c.opts.AudioChecks
 	s.t0 = time.Now()
 	return c, s
 }

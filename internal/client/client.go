@@ -130,6 +130,12 @@ type Options struct {
 	// (-50 dBFS) and onset.DefaultWindow (10 ms).
 	AudibleThresholdDBFS float64
 	AudibleWindow        time.Duration
+	// AudioChecks runs the signal checks of package audiocheck over every
+	// response's decoded audio and fills Record.Audio. It keeps decoding a
+	// response's audio after its onset is found (otherwise the rest is
+	// measured from lengths), which costs CPU per event: see
+	// docs/performance.md. The gate is AudibleThresholdDBFS.
+	AudioChecks bool
 	// TLSConfig is used for https (package tlsconf: --ca-file, --insecure);
 	// nil verifies the server's certificate against the system's roots.
 	TLSConfig *tls.Config

@@ -57,17 +57,21 @@ func simulatorSpeechEvent() []byte {
 // the send stamp's delay, the JSON walk, base64 and WAV decoding, and the
 // appends to the record's chunk slices (pre-sized per request, rewound when
 // full, as a new request's would be). Reports allocations and CPU time per
-// event next to the wall-clock ns/op.
+// event next to the wall-clock ns/op. The "+checks" cases run the signal
+// checks (Options.AudioChecks), which keep every event decoded.
 func BenchmarkAudioEventSteadyState(b *testing.B) {
 	for _, bc := range []struct {
 		name, kind, format string
 		wire               []byte
+		checks             bool
 	}{
-		{"chat-wav", results.KindChat, "wav", simulatorChatEvent()},
-		{"speech-sse-pcm", results.KindSpeechSSE, "pcm", simulatorSpeechEvent()},
+		{"chat-wav", results.KindChat, "wav", simulatorChatEvent(), false},
+		{"speech-sse-pcm", results.KindSpeechSSE, "pcm", simulatorSpeechEvent(), false},
+		{"chat-wav+checks", results.KindChat, "wav", simulatorChatEvent(), true},
+		{"speech-sse-pcm+checks", results.KindSpeechSSE, "pcm", simulatorSpeechEvent(), true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			_, s := benchStream(b, bc.kind, bc.format)
+			_, s := benchStreamWith(b, Options{AudioChecks: bc.checks}, bc.kind, bc.format)
 			r := sse.NewReader(&loopReader{b: bc.wire})
 			rec := s.rec
 			handle := s.chatEvent

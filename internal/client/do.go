@@ -49,8 +49,9 @@ func (c *Client) Do(ctx context.Context, req Request, rec *results.Record) {
 	}
 	s := c.streams.Get().(*stream)
 	s.reset(rec, req.Kind, "", rate, req.AudioOut, c.opts.MaxEventBytes)
-	s.headers = req.Headers
+	s.headers, s.textOut = req.Headers, req.TextOut
 	s.audibleDB, s.audibleWindow = c.opts.AudibleThresholdDBFS, c.opts.AudibleWindow
+	s.audioChecks = c.opts.AudioChecks
 	err := c.do(ctx, req, s)
 	c.finish(s)
 	if err == nil && !rec.HasAudio() && req.asksForAudio() {

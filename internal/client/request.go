@@ -53,6 +53,10 @@ type Request struct {
 	// AudioOut, when set, receives the PCM of every audio chunk in arrival
 	// order (headers stripped), for saving what a listener would hear.
 	AudioOut io.Writer
+	// TextOut, when set, receives the response's text (chat), unescaped, in
+	// arrival order: the reference a transcription of the audio is scored
+	// against. A failing writer does not fail the request.
+	TextOut io.Writer
 }
 
 // defaultPCMSampleRate is the rate of headerless PCM when the request does

@@ -66,6 +66,7 @@ type stream struct {
 	t0     time.Time  // send time; every offset is from here
 
 	audioOut io.Writer // receives the PCM of every chunk when the request asks
+	textOut  io.Writer // receives the text of every text event when the request asks
 
 	maxEvent int // cap on an SSE line and event (Options.MaxEventBytes)
 
@@ -97,6 +98,7 @@ type stream struct {
 	// Audible onset settings (Options).
 	audibleDB     float64
 	audibleWindow time.Duration
+	audioChecks   bool // Options.AudioChecks
 	chunk         chatChunk
 	template      chunkTemplate // the last audio event's bytes around its audio string
 	sev           speechEvent
@@ -126,7 +128,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 		pcm:     wav.Format{SampleRate: pcmRate, Channels: 1, BitsPerSample: 16},
 		wavSize: -1,
 		parent:  context.Background(), ctx: context.Background(),
-		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool}, flacPCM: s.flacPCM[:0],
+		hdr: s.hdr[:0], b64: s.b64, decodeBufs: s.decodeBufs, sseBufs: s.sseBufs, scratch: s.scratch, readBuf: s.readBuf, sr: s.sr, onset: Onset{det: s.onset.det, pool: s.onset.pool, checks: s.onset.checks}, flacPCM: s.flacPCM[:0],
 		template: chunkTemplate{prefix: s.template.prefix[:0], suffix: s.template.suffix[:0]},
 		owner:    s.owner,
 	}
@@ -134,7 +136,7 @@ func (s *stream) reset(rec *results.Record, kind, format string, pcmRate int, au
 
 // release drops references to request data before the stream is pooled.
 func (s *stream) release() {
-	s.rec, s.parent, s.ctx, s.body, s.audioOut = nil, nil, nil, body{}, nil
+	s.rec, s.parent, s.ctx, s.body, s.audioOut, s.textOut = nil, nil, nil, body{}, nil, nil
 	s.headers, s.red = nil, nil
 	if s.sr != nil {
 		s.sr.Reset(nil) // drop the finished response body
@@ -462,6 +464,10 @@ func (s *stream) text(t jsonText, now time.Time) {
 	if chars == 0 {
 		return
 	}
+	if s.textOut != nil {
+		s.scratch = t.appendUnquoted(s.scratch[:0])
+		_, _ = s.textOut.Write(s.scratch)
+	}
 	rec := s.rec
 	off := s.since(now)
 	if !s.sawText {
@@ -666,7 +672,7 @@ func (s *stream) setFormat(f wav.Format) error {
 		}
 		s.f, s.fmtKnown = f, true
 		s.rec.SampleRate, s.rec.SampleWidth, s.rec.Channels = f.SampleRate, f.BitsPerSample/8, f.Channels
-		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow)
+		s.onset.start(s.rec, f, s.audibleDB, s.audibleWindow, s.audioChecks)
 		return nil
 	}
 	if f != s.f {

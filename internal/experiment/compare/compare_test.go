@@ -264,7 +264,7 @@ func TestGates(t *testing.T) {
 	}
 	for in, wantErr := range map[string]string{
 		"ttfp":      "want METRIC:PCT",
-		"latency:5": `unknown metric "latency" (want one of ttfp, ttft, e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration)`,
+		"latency:5": `unknown metric "latency" (want one of ttfp, ttft, e2e, rtf_last_chunk, rtf_e2e, underrun, audio_duration, wer)`,
 		"ttfp:x":    `percentage "x"`,
 		"ttfp:-1":   `percentage "-1"`,
 		"ttfp:NaN":  `percentage "NaN"`,

@@ -55,6 +55,14 @@ func Metrics() []Metric {
 			}},
 		{Name: "audio_duration", Field: "audio_duration_s", Unit: "s", Display: "s", Scale: 1,
 			Value: func(r *results.Record) (float64, bool) { return r.AudioDurationS, audio(r) }},
+		// A run transcribed with --asr-url: its results file's asr lines.
+		{Name: "wer", Field: "asr.wer", Unit: "ratio", Display: "%", Scale: 100,
+			Value: func(r *results.Record) (float64, bool) {
+				if r.ASR == nil {
+					return 0, false
+				}
+				return r.ASR.WER, true
+			}},
 	}
 }
 

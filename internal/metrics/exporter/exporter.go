@@ -43,6 +43,9 @@ type Options struct {
 	// Shard is the shard index of a sharded run (the shard label); "" for
 	// a run of the whole test, whose series have no shard label.
 	Shard string
+	// AudioChecks adds the signal-check families (QualityFamilies), fed
+	// from results.Record.Audio.
+	AudioChecks bool
 }
 
 // clientStage is the (stage, replica) of every client-side audio series: the
@@ -78,6 +81,7 @@ type Exporter struct {
 	delayCause                           *prometheus.GaugeVec // a state set: one series per cause, 1 for the run's
 	gcPauses, gcPauseTime                prometheus.Counter
 	ttfaAudible, leadingSilence          prometheus.Observer
+	quality                              *qualityMetrics // with Options.AudioChecks
 }
 
 // New builds the metric core with the client prefix and the run's labels,
@@ -132,6 +136,11 @@ func New(opts Options) (*Exporter, error) {
 	e.errorsVec = vecs[famErrors].(*prometheus.CounterVec)
 	for _, class := range results.ErrorClasses() {
 		e.errors[class] = e.errorsVec.With(prometheus.Labels{omnimetrics.LabelModelName: opts.ModelName, LabelClass: class})
+	}
+	if opts.AudioChecks {
+		if e.quality, err = newQualityMetrics(reg, opts); err != nil {
+			return nil, err
+		}
 	}
 	m.SetRunning(0)
 	m.SetWaiting(0) // the client has no queue
@@ -227,6 +236,9 @@ func (e *Exporter) OnRecord(r *results.Record) {
 	}
 	if r.LeadingSilenceS != nil {
 		e.leadingSilence.Observe(max(*r.LeadingSilenceS, 0))
+	}
+	if e.quality != nil && r.Audio != nil && r.HasAudio() {
+		e.quality.observe(r.Audio)
 	}
 	if r.HasAudio() || !e.opts.TextOnly {
 		// frames == 0 counts as skipped{no_audio_data}, the server's silent-loss counter.

@@ -18,6 +18,10 @@ const (
 	// TypeClient is the last line of a run that ended (also interrupted):
 	// the load generator's saturation verdict (Header.Client).
 	TypeClient = "client"
+	// TypeASR is the transcription score of an earlier request line (its
+	// "id"), written when the transcription is done; Read sets the
+	// record's ASR from it.
+	TypeASR = "asr"
 )
 
 // clientLine is the JSON form of a TypeClient line.
@@ -75,6 +79,19 @@ func (w *Writer) writeLine(v any) error {
 		return fmt.Errorf("results: write line: %w", err)
 	}
 	return nil
+}
+
+// attachASR sets the score on the record it names. The line follows its
+// record by at most the transcription queue, so the search runs from the end.
+// A line naming no record (its request line was lost) is ignored.
+func attachASR(recs []Record, a asrLine) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].ID == a.ID {
+			score := a.ASRScore
+			recs[i].ASR = &score
+			return
+		}
+	}
 }
 
 // ReadFile reads a results JSONL file written by Writer; a cut-off last
@@ -191,6 +208,12 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 						rec.LatencyOrigin = h.LatencyOrigin()
 					}
 					recs = append(recs, rec)
+				case probe.Type == TypeASR:
+					var a asrLine
+					if jerr := json.Unmarshal(line, &a); jerr != nil {
+						return h, recs, lineError(name, lineNo, fmt.Errorf("asr line: %w", jerr))
+					}
+					attachASR(recs, a)
 				case probe.Type == TypeClient:
 					var c clientLine
 					if jerr := json.Unmarshal(line, &c); jerr != nil {

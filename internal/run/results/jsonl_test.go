@@ -206,3 +206,32 @@ func TestClientLineCause(t *testing.T) {
 		t.Fatalf("an older file: %+v (%v)", h.Client, err)
 	}
 }
+
+// TestASRLine: a transcription score written after its request's line
+// reads back into that record; a score naming no record is ignored.
+func TestASRLine(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(Header{Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"req-000000", "req-000001"} {
+		if err := w.Write(&Record{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	score := ASRScore{WER: 0.25, CER: 0.1, RefWords: 4, Hypothesis: "a b c", Reference: "a b c d", AudioS: 1.5}
+	if err := w.WriteASR("req-000000", score); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteASR("req-999999", score); err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].ASR == nil || *recs[0].ASR != score || recs[1].ASR != nil {
+		t.Errorf("records %+v", recs)
+	}
+}

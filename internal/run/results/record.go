@@ -159,6 +159,13 @@ type Record struct {
 
 	Continuity *Continuity `json:"continuity,omitempty"`
 
+	// Audio is the signal check of the decoded audio (--audio-checks), ASR
+	// its transcription score (--asr-url). The results file carries ASR on
+	// a line of its own (TypeASR), written when the transcription is done;
+	// Read puts it back here.
+	Audio *AudioCheck `json:"audio,omitempty"`
+	ASR   *ASRScore   `json:"asr,omitempty"`
+
 	// WS is set on the records of the WebSocket kinds (speech-ws, realtime).
 	WS *WSTurn `json:"ws,omitempty"`
 }

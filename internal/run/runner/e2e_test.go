@@ -215,7 +215,14 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 // the writes, which concurrent requests can make differ from the order the
 // runner added them, and a sum over another order can differ in its last bit.
 func summaryText(s *summary.Summary) string {
-	text := regexp.MustCompile(`bench:0x[0-9a-f]+`).ReplaceAllString(fmt.Sprintf("%+v", *s), "") + fmt.Sprint(s.Bench())
+	text := fmt.Sprintf("%+v", *s) + fmt.Sprint(s.Bench())
+	if q := s.Quality; q != nil {
+		text += fmt.Sprintf("%+v", *q)
+		if q.ASR != nil {
+			text += fmt.Sprintf("%+v", *q.ASR)
+		}
+	}
+	text = regexp.MustCompile(`(bench|Quality|ASR):0x[0-9a-f]+`).ReplaceAllString(text, "")
 	return regexp.MustCompile(`-?[0-9]+\.[0-9]+(e[-+][0-9]+)?`).ReplaceAllStringFunc(text, func(v string) string {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -231,6 +238,18 @@ func stripRun(s *summary.Summary) *summary.Summary {
 	c := *s
 	c.Mode = ""
 	c.Requests.Dropped, c.Requests.DropRate = 0, 0
+	if q := c.Quality; q != nil && q.ASR != nil {
+		// The transcription queue's counts are the live run's alone.
+		qc, ac := *q, *q.ASR
+		ac.Offered, ac.Skipped, ac.Failed = 0, 0, 0
+		qc.ASR, c.Quality = &ac, &qc
+		if ac.Scored == 0 {
+			qc.ASR = nil
+		}
+		if qc.ASR == nil && qc.Checked == 0 {
+			c.Quality = nil
+		}
+	}
 	return &c
 }
 

@@ -125,6 +125,11 @@ type Config struct {
 	// WAV file named after the request id (req-000042.wav).
 	SaveAudioDir string
 
+	// ASR, when its URL is set, transcribes each measured response's audio
+	// and scores it (Outcome.Summary.Quality.ASR, the results file's asr
+	// lines).
+	ASR ASRConfig
+
 	// Probe sends one unmeasured request before anything else against a
 	// server given by Target, and stops the run with its error when it
 	// fails as every request would (see probe.go).
@@ -216,6 +221,7 @@ type run struct {
 	col     *collector
 	sinks   []sink
 	refused *refusedModelSink
+	asr     *asrSink     // the transcriptions, with --asr-url
 	records *recordQueue // started with the load
 	// sinkErr is the first error a sink returned (the results file, saved
 	// audio).
@@ -296,7 +302,7 @@ func (cfg Config) normalized() (Config, *progressLine, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...)
+	cfg.Redact = cfg.Redact.With(secret.FromURL(cfg.Target)...).With(secret.FromURL(cfg.MetricsURL)...).With(secret.FromURL(cfg.ASR.URL)...)
 	var status *progressLine
 	if cfg.Progress != nil {
 		status = &progressLine{w: cfg.Progress, width: cfg.ProgressWidth}
@@ -322,6 +328,9 @@ func (cfg Config) normalized() (Config, *progressLine, error) {
 // rather than leaving them to the transport's idle timeout matters to sweep
 // and ab, which call Run many times in one process.
 func (r *run) release() {
+	if r.asr != nil {
+		r.asr.stop() // after drain, this returns at once
+	}
 	if r.cl != nil {
 		r.cl.Close()
 	}
@@ -544,11 +553,19 @@ func (r *run) job(jctx context.Context, a load.Arrival) {
 	}
 	req := clientRequest(spec)
 	var audio *bytes.Buffer
-	if cfg.SaveAudioDir != "" {
+	if cfg.SaveAudioDir != "" || r.asr != nil {
 		audio = new(bytes.Buffer)
 		req.AudioOut = audio
 	}
+	var text *cappedText
+	if r.asr != nil && spec.Kind == results.KindChat {
+		text = new(cappedText)
+		req.TextOut = text
+	}
 	r.cl.Do(jctx, req, &rec)
+	if r.asr != nil {
+		r.asr.refs.put(rec.ID, asrReference(spec, text))
+	}
 	r.deliver(&rec, audio)
 }
 
@@ -561,6 +578,9 @@ func (r *run) finish(ctx context.Context, lstats load.Stats, runErr error) (*Out
 	}
 
 	out.checkServerStats(cfg.Log)
+	if r.asr != nil {
+		r.asr.drain(ctx, cfg.Log, out)
+	}
 	out.Summary = summary.ComputeSet(out.Set, cfg.Summary)
 	out.Summary.SetDropped(lstats.Dropped)
 	if !r.simulated && !out.Interrupted {

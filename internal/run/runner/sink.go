@@ -50,12 +50,17 @@ func (r *run) newSinks() ([]sink, error) {
 	if r.cfg.SaveAudioDir != "" {
 		sinks = append(sinks, newAudioSink(r.cfg.SaveAudioDir, r.cfg.Log))
 	}
+	var rs *resultsSink
 	if r.cfg.Out != nil {
-		rs, err := newResultsSink(r.cfg.Out, r.out.Header, !r.cfg.Load.StartAt.IsZero())
-		if err != nil {
+		var err error
+		if rs, err = newResultsSink(r.cfg.Out, r.out.Header, !r.cfg.Load.StartAt.IsZero()); err != nil {
 			return nil, err
 		}
 		sinks = append(sinks, rs)
+	}
+	if r.cfg.ASR.URL != "" {
+		r.asr = newASRSink(r.cfg.ASR, r.out.Set, rs, &r.cfg)
+		sinks = append(sinks, r.asr)
 	}
 	if r.cfg.OnRecord != nil {
 		sinks = append(sinks, onRecordSink(r.cfg.OnRecord))

@@ -225,6 +225,11 @@ func observe(f figure, s, extra *summary.Summary) (float64, string) {
 		return g.Rate, ""
 	case figStallRate:
 		return ratio(s.Players.StallResumeStalled, s.Players.Responses, "no response was played by the stall-and-resume player")
+	case figAudioDefectRate:
+		if s.Quality == nil {
+			return nan, "no completed response's audio was checked (--audio-checks)"
+		}
+		return ratio(s.Quality.Defects, s.Quality.Checked, "no completed response's audio was checked (--audio-checks)")
 	}
 	return nan, fmt.Sprintf("unknown figure %q (build SLOs with slo.Parse)", f.name)
 }

@@ -25,26 +25,30 @@ type metricDef struct {
 	summary string   // summary.Metric name holding it, e.g. summary.MetricTTFP
 	unit    string   // unit the summary stores it in: "ms", "s" or "" (plain)
 	noData  string   // why it can have no values
+	rate    bool     // a fraction (WER): limits take "%" or none, as kindRate
 }
 
 // metrics lists the distribution figures in documentation order. It is read
 // only.
 var metrics = [...]metricDef{
-	{"audio_ttfp", []string{"ttfp"}, summary.MetricTTFP, "ms", "no completed response carried audio"},
-	{"ttft", nil, summary.MetricTTFT, "ms", "no completed response carried text"},
-	{"e2e", []string{"e2el"}, summary.MetricE2E, "ms", "no request completed"},
-	{"itl", nil, summary.MetricTextGap, "ms", "no completed response had two text events"},
-	{"rtf_last_chunk", nil, summary.MetricRTFLastChunk, "", "no completed response carried audio"},
-	{"rtf_e2e", nil, summary.MetricRTFE2E, "", "no completed response carried audio"},
-	{"rtf_server", nil, summary.MetricRTFServer, "", "the server reported no generation time"},
-	{"audio_rtf", nil, summary.MetricAudioRTF, "", "no completed response carried audio"},
-	{"audio_duration", nil, summary.MetricDuration, "s", "no completed response carried audio"},
-	{"audio_underrun", []string{"underrun"}, summary.MetricUnderrun, "s", "no completed response had an audio chunk timeline"},
-	{"schedule_lag", nil, summary.MetricLag, "ms", "no request was measured"},
-	{"stamp_delay", nil, summary.MetricStampDelay, "ms", "the server sent no send stamps (run's embedded simulator and omnibench serve --stamp send them)"},
-	{"audio_ttfp_first_event", nil, summary.MetricTTFPFirstEvent, "ms", "no completed response carried audio"},
-	{"ttfa_audible", []string{"ttfa"}, summary.MetricTTFAAudible, "ms", "no completed response carried audible audio"},
-	{"leading_silence", nil, summary.MetricLeadingSilence, "ms", "no completed response carried s16 audio"},
+	{"audio_ttfp", []string{"ttfp"}, summary.MetricTTFP, "ms", "no completed response carried audio", false},
+	{"ttft", nil, summary.MetricTTFT, "ms", "no completed response carried text", false},
+	{"e2e", []string{"e2el"}, summary.MetricE2E, "ms", "no request completed", false},
+	{"itl", nil, summary.MetricTextGap, "ms", "no completed response had two text events", false},
+	{"rtf_last_chunk", nil, summary.MetricRTFLastChunk, "", "no completed response carried audio", false},
+	{"rtf_e2e", nil, summary.MetricRTFE2E, "", "no completed response carried audio", false},
+	{"rtf_server", nil, summary.MetricRTFServer, "", "the server reported no generation time", false},
+	{"audio_rtf", nil, summary.MetricAudioRTF, "", "no completed response carried audio", false},
+	{"audio_duration", nil, summary.MetricDuration, "s", "no completed response carried audio", false},
+	{"audio_underrun", []string{"underrun"}, summary.MetricUnderrun, "s", "no completed response had an audio chunk timeline", false},
+	{"schedule_lag", nil, summary.MetricLag, "ms", "no request was measured", false},
+	{"stamp_delay", nil, summary.MetricStampDelay, "ms", "the server sent no send stamps (run's embedded simulator and omnibench serve --stamp send them)", false},
+	{"audio_ttfp_first_event", nil, summary.MetricTTFPFirstEvent, "ms", "no completed response carried audio", false},
+	{"ttfa_audible", []string{"ttfa"}, summary.MetricTTFAAudible, "ms", "no completed response carried audible audio", false},
+	{"leading_silence", nil, summary.MetricLeadingSilence, "ms", "no completed response carried s16 audio", false},
+	{name: "internal_gap", summary: summary.MetricInternalGap, unit: "ms", noData: "no completed response's audio was checked (--audio-checks)"},
+	{name: "wer", summary: summary.MetricWER, noData: "no completed response was transcribed (--asr-url)", rate: true},
+	{name: "cer", summary: summary.MetricCER, noData: "no completed response was transcribed (--asr-url)", rate: true},
 }
 
 // Scalar figures: one number per run.
@@ -59,6 +63,7 @@ const (
 	figGoodputRate     = "goodput_rate"
 	figGoodputShare    = "goodput_share"
 	figStallRate       = "stall_rate"
+	figAudioDefectRate = "audio_defect_rate"
 )
 
 type scalarDef struct {
@@ -78,6 +83,7 @@ var scalars = [...]scalarDef{
 	{figGoodputRate, kindPlain},
 	{figGoodputShare, kindRate},
 	{figStallRate, kindRate},
+	{figAudioDefectRate, kindRate},
 }
 
 // statNames are the fixed statistics; "pNN" percentiles come on top.

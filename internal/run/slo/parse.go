@@ -382,7 +382,10 @@ func (p *parser) resolve(name string, start int) (figure, error) {
 			if st == "p" {
 				f.name = m.name + "_" + formatP(pct)
 			}
-			if m.unit != "" {
+			switch {
+			case m.rate:
+				f.kind = kindRate
+			case m.unit != "":
 				f.kind = kindTime
 			}
 			return f, nil

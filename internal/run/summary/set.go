@@ -42,6 +42,13 @@ type Set struct {
 
 	kindsSeen, modelsSeen []string // first appearance order (report.Workload)
 	realtime              []RealtimeTurn
+
+	// qualities are the signal checks and transcription scores by sample
+	// index (quality.go), kept apart so that a run without them spends
+	// nothing per sample; empty until the first one.
+	qualities   []quality
+	defectNames []string   // audio defect reasons, by quality bit
+	asr         *ASRCounts // a live run's transcription queue counts
 }
 
 // Totals are the aggregates over every record of a Set, in the terms the
@@ -233,6 +240,7 @@ func (s *Set) Add(r *results.Record) {
 		s.realtime = append(s.realtime, RealtimeTurn{Session: r.WS.Session, Warmup: r.Warmup, OK: r.OK(), Bench: r.WS.Bench})
 	}
 	s.total(r)
+	s.addQuality(s.Len(), r)
 	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == blockSize {
 		var b []Sample
 		if n > 0 {

@@ -141,6 +141,7 @@ type Summary struct {
 	Players       Players        `json:"players"`
 	Audio         Audio          `json:"audio"`
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
+	Quality       *Quality       `json:"audio_quality,omitempty"`
 	bench         *benchSamples  // the benchmark's per-request figures, for Bench
 	Percentiles   []float64      `json:"percentiles"`
 	// Errors is the error set: one group per distinct (class, status,
@@ -182,11 +183,16 @@ func ComputeSet(set *Set, opts Options) *Summary {
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
 	v := newValues(opts.Thresholds)
-	set.All(func(r *Sample) { v.addRequest(s, set, opts, r) })
+	i := 0
+	set.All(func(r *Sample) {
+		v.addRequest(s, set, opts, r, i)
+		i++
+	})
 	set.gaps.each(opts.IncludeRamp, func(g float64) { v.gaps = append(v.gaps, g*1000) })
 	set.stamps.each(opts.IncludeRamp, func(d float64) { v.stamp = append(v.stamp, d*1000) })
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	v.totals(s, set, opts)
+	v.quality.finish(s, set)
 	v.metrics(s, opts.Percentiles)
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodput(set, opts.Goodput, opts.IncludeRamp, s.DurationS)
@@ -212,6 +218,7 @@ type values struct {
 	ofCount                                                     int
 	prerollStartup                                              float64
 	labels                                                      []string // the thresholds' labels
+	quality                                                     qualityValues
 }
 
 func newValues(thresholds []float64) *values {
@@ -226,8 +233,9 @@ func newValues(thresholds []float64) *values {
 	return v
 }
 
-// addRequest counts one request of the set into s's counts and v's values.
-func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample) {
+// addRequest counts one request of the set, its sample i, into s's counts and
+// v's values.
+func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample, i int) {
 	if r.Warmup() {
 		s.Requests.Warmup++
 		return
@@ -270,6 +278,7 @@ func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample) {
 	if r.HasAudio() {
 		v.addAudio(s, set, r)
 		v.addContinuity(s, set, opts, r)
+		v.quality.add(set, i)
 	}
 }
 
@@ -396,6 +405,9 @@ func (v *values) metrics(s *Summary, percentiles []float64) {
 	add(MetricLag, "ms", v.lag)
 	add(MetricStampDelay, "ms", v.stamp)
 	add(MetricQueue, "ms", v.queue)
+	add(MetricInternalGap, "ms", v.quality.gaps)
+	add(MetricWER, "", v.quality.wer)
+	add(MetricCER, "", v.quality.cer)
 }
 
 func (c Continuity) String() string {
