@@ -178,9 +178,6 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	}
 	// The original metrics design's method (docs/reference/metric-families.md,
 	// section 7), unless the user says otherwise.
-	if !f.Changed("concurrency") {
-		o.run.concurrency = 1
-	}
 	if !f.Changed("requests") && !f.Changed("duration") {
 		o.run.requests = 30
 	}
@@ -193,6 +190,10 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	rcfg, sc, err := o.run.plan(f)
 	if err != nil {
 		return cfg, err
+	}
+	// One worker, as that method has it, unless -c or --stages set them.
+	if !f.Changed("concurrency") && rcfg.Load.Stages == nil {
+		rcfg.Load.Concurrency = 1
 	}
 	// A scenario's open-loop settings do not apply: ab is sequential
 	// unless the flags ask for a rate.

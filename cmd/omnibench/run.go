@@ -162,7 +162,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
 	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", defaultPCMSampleRate))
+	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", scenarios.DefaultPCMSampleRate))
 	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
 
 	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
@@ -227,178 +227,31 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		return cfg, nil, err
 	}
 	sc = sc.Clone()
-	var notes []string
-	if f.Changed("kind") {
-		notes = sc.SetKind(o.kind)
-	}
-	if f.Changed("model") {
-		sc.Model = o.model
-	}
-	if f.Changed("voice") {
-		sc.Voice = o.voice
-	}
-	if f.Changed("audio-format") {
-		sc.AudioFormat = o.audioFormat
-	}
-	if f.Changed("modalities") {
-		sc.Modalities = o.modalities
-	}
-	if f.Changed("prompts") {
-		sc.PromptSpec.Source = o.prompts
-	}
-	if f.Changed("audio-input-style") {
-		sc.AudioInputStyle = o.audioInputStyle
-	}
-	if f.Changed("pcm-sample-rate") {
-		sc.PCMSampleRate = o.pcmRate
-	} else if f.Changed("audio-format") && sc.AudioFormat == scenarios.FormatPCM && sc.PCMSampleRate == 0 {
-		sc.PCMSampleRate = defaultPCMSampleRate // raw PCM states no rate: the flag's documented default
-	}
-	if o.extraBody != "" {
-		var extra map[string]any
-		if err := json.Unmarshal([]byte(o.extraBody), &extra); err != nil {
-			return cfg, nil, fmt.Errorf("--extra-body: not a JSON object: %w", err)
-		}
-		if sc.ExtraBody == nil {
-			sc.ExtraBody = map[string]any{}
-		}
-		for k, v := range extra {
-			sc.ExtraBody[k] = v
-		}
-	}
 	apiKey := o.apiKey
 	if apiKey == "" {
 		apiKey = os.Getenv("OMNIBENCH_API_KEY")
 	}
-	creds, err := o.applyHeaders(sc, apiKey != "")
+	ov, err := o.overrides(f, apiKey != "")
 	if err != nil {
 		return cfg, nil, err
 	}
-	wl, err := sc.Workload()
-	if err != nil {
-		return cfg, nil, nameFlags(err, f)
-	}
-	if len(creds) > 0 {
-		wl = wl.WithHeaders(creds)
-	}
-
-	for _, c := range []struct {
-		name string
-		bad  bool
-		want string
-	}{
-		{"concurrency", o.concurrency < 1, "at least 1"},
-		{"requests", o.requests < 0, "0 or more (0 = no count bound)"},
-		{"warmup", o.warmup < 0, "0 or more"},
-		{"duration", o.duration < 0, "0 or more"},
-		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
-		{"max-conns", o.maxConns < 0, "0 or more (0 = follow the load)"},
-		{"ramp-up", o.rampUp < 0, "0 or more"},
-		{"client-delay-threshold", o.delayLimit <= 0, "greater than 0"},
-		{"client-cpu-threshold", !(o.cpuLimit > 0 && o.cpuLimit <= 1), "a share in (0, 1]"},
-		{"timeout", o.timeout < 0, "0 or more"},
-		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
-		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
-		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
-		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
-		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
-		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
-	} {
-		// sweep and capacity bind their own --concurrency (a level list);
-		// only a flag bound to these options is checked here.
-		if fl := f.Lookup(c.name); fl != nil && f.Changed(c.name) && fl.Value.Type() != "string" && c.bad {
-			return cfg, nil, fmt.Errorf("--%s %s: must be %s", c.name, fl.Value.String(), c.want)
-		}
-	}
-
-	if o.transport != client.TransportOwn && o.transport != client.TransportStd {
-		return cfg, nil, fmt.Errorf("--http-transport %q: must be %s or %s", o.transport, client.TransportOwn, client.TransportStd)
-	}
-
-	lc := load.Config{
-		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
-		Rate:        o.rate.rate,
-		RateStart:   o.rate.start,
-		RampUp:      o.rampUp,
-		Arrival:     o.arrival,
-		Burstiness:  o.burstiness,
-		Requests:    o.requests,
-		Duration:    o.duration,
-		Warmup:      o.warmup,
-		MaxInflight: o.maxInflight,
-		Seed:        o.seed,
-		Grace:       o.grace,
-	}
-	if !f.Changed("rate") {
-		lc.Rate = sc.Load.Rate
-	}
-	if lc.Arrival == "" {
-		lc.Arrival = sc.Load.Arrival
-	}
-	if lc.Burstiness == 0 {
-		lc.Burstiness = sc.Load.Burstiness
-	}
-	// The bounds: a flag (or a caller's preset default, as ab's) replaces
-	// the scenario's bound of the same kind; -d alone runs for the whole
-	// duration (the scenario's request count does not cut it short), and
-	// -n 0 is no count bound.
-	if lc.Duration == 0 && !f.Changed("duration") {
-		lc.Duration = sc.Load.Duration
-	}
-	if o.stages != "" {
-		if lc.Stages, err = load.ParseStages(o.stages); err != nil {
-			return cfg, nil, fmt.Errorf("--stages: %w", err)
-		}
-		if f.Changed("concurrency") {
-			return cfg, nil, fmt.Errorf("--stages sets the workers over time: drop -c/--concurrency")
-		}
-		var total time.Duration
-		lc.Concurrency = 0
-		for _, st := range lc.Stages {
-			total += st.Duration
-			lc.Concurrency = max(lc.Concurrency, st.Target) // the header's concurrency: the peak
-		}
-		if lc.Duration == 0 {
-			lc.Duration = total // the stages bound the run (so -n is not defaulted)
-		}
-	}
-	// Stages run for their whole length, like -d alone.
-	if lc.Requests == 0 && o.stages == "" && !f.Changed("requests") && !f.Changed("duration") {
-		lc.Requests = sc.Load.Requests
-	}
-	if lc.Warmup < 0 {
-		lc.Warmup = sc.Load.Warmup
-	}
-	if lc.Requests == 0 && lc.Duration == 0 {
-		if f.Changed("requests") {
-			return cfg, nil, fmt.Errorf("--requests 0 is no count bound: give --duration to bound the run")
-		}
-		lc.Requests = 20
-	}
-	if lc.Rate > 0 && lc.Arrival == "" {
-		lc.Arrival = load.Poisson
-	}
-	if err := lc.Validate(); err != nil {
-		return cfg, nil, err
-	}
-
-	thresholds, err := parseThresholds(o.thresholds)
+	ap, err := ov.Apply(sc)
 	if err != nil {
 		return cfg, nil, err
 	}
-	if !f.Changed("threshold") && len(sc.Thresholds) > 0 {
-		thresholds = sc.Thresholds
+	if err := o.checkClientBounds(f); err != nil {
+		return cfg, nil, err
 	}
+	thresholds := ap.Thresholds
+	if thresholds == nil {
+		if thresholds, err = parseThresholds(o.thresholds); err != nil {
+			return cfg, nil, err
+		}
+	}
+	notes := ap.Notes
 	mode, err := continuity.ParseMode(o.mode)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
-	}
-	if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
-		return cfg, nil, err
-	}
-	percentiles := o.percentiles
-	if len(percentiles) == 0 {
-		percentiles = sc.Percentiles
 	}
 	var goodput []summary.Goodput
 	if o.goodput != "" {
@@ -449,10 +302,10 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		WS:        wsOpts,
 		Target:    o.url,
 		Simulator: sim,
-		Workload:  wl,
+		Workload:  ap.Workload,
 		Scenario:  sc.Name,
 		Seed:      o.seed,
-		Load:      lc,
+		Load:      ap.Load,
 		Client: client.Options{
 			APIKey:               apiKey,
 			Timeout:              o.timeout,
@@ -466,7 +319,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			TLSConfig:            tlsConf,
 			HTTPTransport:        o.transport,
 		},
-		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
+		Summary:    summary.Options{Percentiles: ap.Percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
 		Scrape:     o.scrape,
 		MetricsURL: o.metricsURL,
@@ -486,73 +339,6 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		PickModel: !f.Changed("model") && (sc.Model == "" || slices.Contains(scenarios.Names(), o.scenario)),
 	}
 	return cfg, sc, nil
-}
-
-// defaultPCMSampleRate is the rate of raw PCM when neither --pcm-sample-rate
-// nor the scenario gives one: Qwen3-Omni's and Qwen3-TTS's 24 kHz.
-const defaultPCMSampleRate = 24000
-
-// nameFlags rewrites the scenario's field errors about a field a flag set
-// so that they name the flag (--pcm-sample-rate, not pcm_sample_rate): the
-// user typed the flag, and may have no scenario file to look at.
-func nameFlags(err error, f *pflag.FlagSet) error {
-	errs := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = joined.Unwrap()
-	}
-	out := make([]error, 0, len(errs))
-	for _, e := range errs {
-		var fe *scenarios.FieldError
-		if errors.As(e, &fe) {
-			if flag := flagOfField(fe.Field); flag != "" && f.Changed(flag) {
-				e = fmt.Errorf("--%s: %s", flag, fe.Msg)
-			}
-		}
-		out = append(out, e)
-	}
-	return errors.Join(out...)
-}
-
-// flagOfField is the run flag that sets a scenario field ("" for none).
-func flagOfField(field string) string {
-	switch field {
-	case "kind", "model", "voice", "modalities":
-		return field
-	case "audio_format", "audio_input_style", "pcm_sample_rate":
-		return strings.ReplaceAll(field, "_", "-")
-	case "prompts.source":
-		return "prompts"
-	}
-	if strings.HasPrefix(field, "extra_body") {
-		return "extra-body"
-	}
-	return ""
-}
-
-// applyHeaders adds the -H headers to the scenario, except Authorization,
-// which it returns: a scenario may not hold credentials (it is printed and
-// copied around), the command line may (its values are redacted from every
-// output, like --api-key). An Authorization header beside an API key would
-// be two credentials for one request, and is refused.
-func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (creds map[string]string, err error) {
-	for _, raw := range o.headers {
-		h, err := parseHeader(raw)
-		if err != nil {
-			return nil, err
-		}
-		if strings.EqualFold(h.name, "Authorization") {
-			if haveAPIKey {
-				return nil, errors.New("--header Authorization and --api-key (or $OMNIBENCH_API_KEY) both set the request's credentials: give one")
-			}
-			creds = map[string]string{"Authorization": h.value}
-			continue
-		}
-		if sc.Headers == nil {
-			sc.Headers = map[string]string{}
-		}
-		sc.Headers[h.name] = h.value
-	}
-	return creds, nil
 }
 
 // checkFlags is plan with run's SLO flags: every check of run's flags that
@@ -715,15 +501,6 @@ func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport,
 		return enc.Encode(doc)
 	}
 	return renderTables(w, format, wide, report.RunTables(rep)...)
-}
-
-func pick(vals ...int) int {
-	for _, v := range vals {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }
 
 // parseThresholds accepts seconds ("0.1") or Go durations ("100ms").

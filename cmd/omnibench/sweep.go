@@ -225,7 +225,11 @@ type levelRun struct {
 // prepare plans the run and parses the SLOs. Its errors are unusable
 // input (exit 2).
 func (o *levelOptions) prepare(cmd *cobra.Command, axis sweep.Axis) (*levelRun, error) {
-	cfg, sc, err := o.run.plan(cmd.Flags())
+	f := cmd.Flags()
+	if f.Changed("stages") && f.Changed("concurrency") {
+		return nil, withExitCode(2, errors.New("--stages sets the workers over time: drop -c/--concurrency"))
+	}
+	cfg, sc, err := o.run.plan(f)
 	if err != nil {
 		return nil, withExitCode(2, err)
 	}
