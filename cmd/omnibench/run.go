@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -219,89 +220,24 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 // the scenario and the environment, so every error names its flag or file.
 func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, error) {
 	var cfg runner.Config
-	sc, err := scenarios.Open(o.scenario)
+	sc, ap, apiKey, err := o.applyScenario(f)
 	if err != nil {
 		return cfg, nil, err
 	}
-	if _, _, err := runner.ParseTarget(o.url); err != nil {
-		return cfg, nil, err
-	}
-	sc = sc.Clone()
-	apiKey := o.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OMNIBENCH_API_KEY")
-	}
-	ov, err := o.overrides(f, apiKey != "")
+	p, err := o.parseFlags(f, sc.Kind, ap.Thresholds)
 	if err != nil {
 		return cfg, nil, err
-	}
-	ap, err := ov.Apply(sc)
-	if err != nil {
-		return cfg, nil, err
-	}
-	if err := o.checkClientBounds(f); err != nil {
-		return cfg, nil, err
-	}
-	thresholds := ap.Thresholds
-	if thresholds == nil {
-		if thresholds, err = parseThresholds(o.thresholds); err != nil {
-			return cfg, nil, err
-		}
 	}
 	notes := ap.Notes
-	mode, err := continuity.ParseMode(o.mode)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
-	}
-	var goodput []summary.Goodput
-	if o.goodput != "" {
-		if goodput, err = summary.ParseGoodput(o.goodput); err != nil {
-			return cfg, nil, fmt.Errorf("--goodput: %w", err)
-		}
-	}
-	switch o.scrape {
-	case runner.ScrapeAuto, runner.ScrapeOn, runner.ScrapeOff:
-	default:
-		return cfg, nil, fmt.Errorf("--scrape: scrape mode %q (want auto, on or off)", o.scrape)
-	}
-	accept, err := scrape.ParseAccept(o.accept)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("--accept: %w", err)
-	}
-	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
-		return cfg, nil, err
-	}
-	sim := simulator.DefaultConfig()
-	sim.Addr = "127.0.0.1:0"
-	sim.Capacity = o.simCapacity
-	sim.StatsEnabled = o.simStats
-	if sc.Model != "" {
-		// The embedded simulator serves whatever model the workload asks for.
-		sim.Model = sc.Model
-	}
-	sim.Seed = o.seed
-	// The embedded simulator stamps its events: the client's receive delay
-	// (send-stamp delay) is part of the load generator's saturation verdict.
-	sim.Stamp = true
-
-	wsOpts, err := o.ws.options(f, sc.Kind)
-	if err != nil {
-		return cfg, nil, err
-	}
-	tlsConf, err := o.tls.config()
-	if err != nil {
-		return cfg, nil, err
-	}
 	if o.tls.opts.Insecure {
 		// The runner says its notes on stderr as the run starts and keeps
 		// them in the report and the JSON document.
 		notes = append(notes, tlsconf.InsecureNote)
 	}
-
 	cfg = runner.Config{
-		WS:        wsOpts,
+		WS:        p.ws,
 		Target:    o.url,
-		Simulator: sim,
+		Simulator: o.simulatorConfig(sc),
 		Workload:  ap.Workload,
 		Scenario:  sc.Name,
 		Seed:      o.seed,
@@ -312,18 +248,18 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 			IdleTimeout:          o.idleTimeout,
 			MaxEventBytes:        o.maxEventBytes,
 			AudibleThresholdDBFS: o.audibleDB,
-			Thresholds:           thresholds,
-			ContinuityMode:       mode,
+			Thresholds:           p.thresholds,
+			ContinuityMode:       p.mode,
 			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
 			MaxConns:             o.maxConns,
-			TLSConfig:            tlsConf,
+			TLSConfig:            p.tls,
 			HTTPTransport:        o.transport,
 		},
-		Summary:    summary.Options{Percentiles: ap.Percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
+		Summary:    summary.Options{Percentiles: ap.Percentiles, Thresholds: p.thresholds, Goodput: p.goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
 		Scrape:     o.scrape,
 		MetricsURL: o.metricsURL,
-		Accept:     accept,
+		Accept:     p.accept,
 		Settle:     o.settle,
 		Version:    versionString(),
 
@@ -339,6 +275,102 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		PickModel: !f.Changed("model") && (sc.Model == "" || slices.Contains(scenarios.Names(), o.scenario)),
 	}
 	return cfg, sc, nil
+}
+
+// applyScenario opens the scenario and applies the flags that override
+// it. It returns the API key, from --api-key or the environment.
+func (o *runOptions) applyScenario(f *pflag.FlagSet) (*scenarios.Scenario, scenarios.Applied, string, error) {
+	sc, err := scenarios.Open(o.scenario)
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	if _, _, err := runner.ParseTarget(o.url); err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	sc = sc.Clone()
+	apiKey := o.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OMNIBENCH_API_KEY")
+	}
+	ov, err := o.overrides(f, apiKey != "")
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	ap, err := ov.Apply(sc)
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	if err := o.checkClientBounds(f); err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	return sc, ap, apiKey, nil
+}
+
+// parsedRunFlags are the run flags whose values need parsing beyond
+// pflag's.
+type parsedRunFlags struct {
+	thresholds []float64
+	mode       continuity.Mode
+	goodput    []summary.Goodput
+	accept     scrape.Accept
+	ws         runner.WSOptions
+	tls        *tls.Config
+}
+
+// parseFlags parses the flags pflag leaves as text. thresholds are the
+// scenario's (or the flag's) continuity thresholds, nil for the default.
+func (o *runOptions) parseFlags(f *pflag.FlagSet, kind string, thresholds []float64) (parsedRunFlags, error) {
+	p := parsedRunFlags{thresholds: thresholds}
+	var err error
+	if p.thresholds == nil {
+		if p.thresholds, err = parseThresholds(o.thresholds); err != nil {
+			return p, err
+		}
+	}
+	if p.mode, err = continuity.ParseMode(o.mode); err != nil {
+		return p, fmt.Errorf("--continuity-mode: %w", err)
+	}
+	if o.goodput != "" {
+		if p.goodput, err = summary.ParseGoodput(o.goodput); err != nil {
+			return p, fmt.Errorf("--goodput: %w", err)
+		}
+	}
+	switch o.scrape {
+	case runner.ScrapeAuto, runner.ScrapeOn, runner.ScrapeOff:
+	default:
+		return p, fmt.Errorf("--scrape: scrape mode %q (want auto, on or off)", o.scrape)
+	}
+	if p.accept, err = scrape.ParseAccept(o.accept); err != nil {
+		return p, fmt.Errorf("--accept: %w", err)
+	}
+	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
+		return p, err
+	}
+	if p.ws, err = o.ws.options(f, kind); err != nil {
+		return p, err
+	}
+	if p.tls, err = o.tls.config(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// simulatorConfig is the embedded simulator's configuration, used when
+// there is no --url.
+func (o *runOptions) simulatorConfig(sc *scenarios.Scenario) simulator.Config {
+	sim := simulator.DefaultConfig()
+	sim.Addr = "127.0.0.1:0"
+	sim.Capacity = o.simCapacity
+	sim.StatsEnabled = o.simStats
+	if sc.Model != "" {
+		// The embedded simulator serves whatever model the workload asks for.
+		sim.Model = sc.Model
+	}
+	sim.Seed = o.seed
+	// The embedded simulator stamps its events: the client's receive delay
+	// (send-stamp delay) is part of the load generator's saturation verdict.
+	sim.Stamp = true
+	return sim
 }
 
 // checkFlags is plan with run's SLO flags: every check of run's flags that
