@@ -381,7 +381,7 @@ func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Sce
 	if err != nil {
 		return cfg, nil, nil, err
 	}
-	slos, err := parseSLOs(sc, o.outputs.slos)
+	slos, err := sc.ParseSLOs(o.outputs.slos)
 	if err != nil {
 		return cfg, nil, nil, err
 	}

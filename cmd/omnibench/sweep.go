@@ -235,23 +235,9 @@ func (o *levelOptions) prepare(cmd *cobra.Command, axis sweep.Axis) (*levelRun, 
 	}
 	lr := &levelRun{o: o, cmd: cmd, base: cfg, sc: sc, axis: axis}
 	// As in run: the scenario's SLOs and those of --slo are checked together.
-	var errs []error
-	for i, e := range sc.SLOs {
-		s, err := slo.ParseFrom(fmt.Sprintf("scenario %s: slos[%d]", sc.Name, i), e)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		lr.slos = append(lr.slos, s)
-	}
-	flagSLOs, err := slo.ParseAll(o.slos)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if lr.slos, err = sc.ParseSLOs(o.slos); err != nil {
 		return nil, withExitCode(2, err)
 	}
-	lr.slos = append(lr.slos, flagSLOs...)
 	if err := checkOutputPaths(outputFlag{"--junit", o.junit}, outputFlag{"--html", o.html},
 		outputFlag{"--summary", o.run.summaryOut}, outputFlag{"--out", o.run.out}); err != nil {
 		return nil, err
