@@ -117,11 +117,16 @@ type runOptions struct {
 	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+// newRunCmd is `omnibench run`. runF, when not nil, replaces the run: it
+// gets the parsed options, so a test sees what the flags set without
+// running anything.
+func newRunCmd(runF func(*runOptions) error) *cobra.Command {
+	return newRunCmdWith(&runOptions{}, runF)
+}
 
 // newRunCmdWith is the run command bound to o (kube render checks the run
 // flags it passes to the pods with it).
-func newRunCmdWith(o *runOptions) *cobra.Command {
+func newRunCmdWith(o *runOptions, runF func(*runOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -137,6 +142,9 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
   omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
 			return o.run(cmd.Context(), cmd)
 		},
 	}

@@ -59,7 +59,10 @@ type capacityOptions struct {
 	maxRuns    int
 }
 
-func newSweepCmd() *cobra.Command {
+// newSweepCmd is `omnibench sweep`. runF, when not nil, replaces the
+// sweep: it gets the parsed options, so a test sees what the flags set
+// without running anything.
+func newSweepCmd(runF func(*sweepOptions) error) *cobra.Command {
 	o := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -99,6 +102,9 @@ interrupted (the levels measured so far are reported).`,
   omnibench sweep -c 1:64:x2 --url http://127.0.0.1:8000 --html sweep.html --format markdown`,
 		Args: sweepNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
 			return o.runSweep(cmd.Context(), cmd)
 		},
 	}
