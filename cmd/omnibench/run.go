@@ -402,31 +402,16 @@ func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Sce
 }
 
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
-	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
+	cfg, sc, slos, err := o.prepare(cmd)
 	if err != nil {
-		return withExitCode(2, err)
-	}
-	if err := checkOutputPaths(o.outputFlags()...); err != nil {
 		return err
 	}
-	if err := o.shard.apply(&cfg); err != nil {
-		return withExitCode(2, err)
-	}
-	for _, s := range slos {
-		cfg.SLOs = append(cfg.SLOs, s.Expr)
-	}
-	cfg.SaveAudioDir = o.outputs.saveAudio
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	cfg.Log = stderr
-	if isTerminal(stderr) {
-		cfg.Progress = stderr
-		// Asked at every update: the terminal may be resized during a run.
-		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
-	}
+	showProgress(&cfg, stderr)
 	var outFile *os.File
 	if o.out != "" {
 		if outFile, err = os.Create(o.out); err != nil {
@@ -451,6 +436,64 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 	}
+	doc, verdicts, outErr := o.writeOutputs(cmd, outcome, slos)
+	if outcome.Interrupted {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	if exp != nil && outcome.Health != nil {
+		exp.SetHealth(*outcome.Health)
+	}
+	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
+		if err := o.interruptedLingering(doc, stderr); err != nil {
+			metricsErr = errors.Join(metricsErr, err)
+		}
+	}
+	failed := errors.Join(outErr, metricsErr)
+	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
+	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
+		measuredText(outcome.Summary, verdicts))
+}
+
+// prepare checks the flags and the output paths and completes the runner
+// configuration with what only run has: the shard, the SLOs recorded in
+// the header and the saved audio. Its errors end the command before
+// anything runs.
+func (o *runOptions) prepare(cmd *cobra.Command) (runner.Config, *scenarios.Scenario, []slo.SLO, error) {
+	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
+	if err != nil {
+		return cfg, nil, nil, withExitCode(2, err)
+	}
+	if err := checkOutputPaths(o.outputFlags()...); err != nil {
+		return cfg, nil, nil, err
+	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return cfg, nil, nil, withExitCode(2, err)
+	}
+	for _, s := range slos {
+		cfg.SLOs = append(cfg.SLOs, s.Expr)
+	}
+	cfg.SaveAudioDir = o.outputs.saveAudio
+	return cfg, sc, slos, nil
+}
+
+// showProgress sends the runner's log to stderr, and its progress line
+// too when stderr is a terminal.
+func showProgress(cfg *runner.Config, stderr io.Writer) {
+	cfg.Log = stderr
+	if isTerminal(stderr) {
+		cfg.Progress = stderr
+		// Asked at every update: the terminal may be resized during a run.
+		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
+	}
+}
+
+// writeOutputs judges the SLOs and writes the summary, the report, the
+// run-only outputs and the shard's scrapes. Every output is attempted:
+// one that cannot be written does not drop the others, and the error
+// returned says which failed.
+func (o *runOptions) writeOutputs(cmd *cobra.Command, outcome *runner.Outcome, slos []slo.SLO) (*runner.Document, []slo.Result, error) {
+	stderr := cmd.ErrOrStderr()
 	rep := outcome.Report()
 	o.shard.nameScrapes(outcome) // the summary names the snapshot files instead of embedding them
 	doc := outcome.Document()
@@ -462,8 +505,6 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			doc.SLOs = raw
 		}
 	}
-	// Every output is attempted: one that cannot be written does not drop
-	// the others, and the exit status says which failed.
 	var outErrs []error
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
@@ -477,29 +518,22 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := o.shard.writeScrapes(outcome, stderr); err != nil {
 		outErrs = append(outErrs, err)
 	}
-	outErr := errors.Join(outErrs...)
-	if outcome.Interrupted {
-		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	return doc, verdicts, errors.Join(outErrs...)
+}
+
+// interruptedLingering records an interruption after the run, while
+// lingering on --metrics-addr: every figure stands, and the summary
+// records the interruption.
+func (o *runOptions) interruptedLingering(doc *runner.Document, stderr io.Writer) error {
+	doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
+	fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
+	if o.summaryOut == "" {
+		return nil
 	}
-	if exp != nil && outcome.Health != nil {
-		exp.SetHealth(*outcome.Health)
+	if err := writeJSONFile(o.summaryOut, doc); err != nil {
+		return fmt.Errorf("--summary: %w", err)
 	}
-	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
-	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
-		// Interrupted after the run, while lingering on --metrics-addr:
-		// every figure stands, and the summary records the interruption.
-		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
-		fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
-		if o.summaryOut != "" {
-			if err := writeJSONFile(o.summaryOut, doc); err != nil {
-				metricsErr = errors.Join(metricsErr, fmt.Errorf("--summary: %w", err))
-			}
-		}
-	}
-	failed := errors.Join(outErr, metricsErr)
-	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
-	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
-		measuredText(outcome.Summary, verdicts))
+	return nil
 }
 
 // runStatus is the outcome of a run that reported: the run's own error,
