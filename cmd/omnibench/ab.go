@@ -167,6 +167,7 @@ the ones that choose a single target or its scrape.`,
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse in B by more than PCT %, or B fails more often beyond chance (repeatable; metrics: "+strings.Join(abMetricNames(), ", ")+")")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,7 +18,6 @@ import (
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/continuity"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/onset"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/runner"
@@ -29,71 +27,22 @@ import (
 	"github.com/omnibench/omnibench/selfmon"
 	"github.com/omnibench/omnibench/simulator"
 	"github.com/omnibench/omnibench/slo"
-	"github.com/omnibench/omnibench/sse"
 	"github.com/omnibench/omnibench/summary"
 	"github.com/omnibench/omnibench/tlsconf"
 )
 
 // runOptions are the flags of `omnibench run` (and of the commands that run
-// the same workload: sweep, capacity, ab).
+// the same workload: sweep, capacity, ab). Each group of flags is a type of
+// its own (run_flags.go), listed under its own heading in --help.
 type runOptions struct {
-	url      string
-	scenario string
-
-	// scenario overrides
-	kind, model, voice, audioFormat, prompts, extraBody string
-	audioInputStyle                                     string
-	modalities                                          []string
-	headers                                             []string
-	pcmRate                                             int
-	apiKey                                              string
-
-	// load
-	concurrency int
-	rate        rateFlag
-	rampUp      time.Duration
-	stages      string
-	includeRamp bool
-	maxConns    int
-	transport   string // --http-transport
-	delayLimit  time.Duration
-	cpuLimit    float64
-	arrival     string
-	burstiness  float64
-	requests    int
-	duration    time.Duration
-	warmup      int
-	maxInflight int
-	seed        int64
-	grace       time.Duration
-	noProbe     bool
-
-	// client
-	timeout, idleTimeout time.Duration
-	maxEventBytes        int
-	audibleDB            float64
-	thresholds           []string
-	mode                 string
-	prebuffer            time.Duration
-	prebufferMaxWait     time.Duration
-
-	// report
-	percentiles []float64
-	goodput     string
-	format      string
-	wide        bool
-	out         string
-	summaryOut  string
-
-	// scrape
-	scrape     string
-	metricsURL string
-	settle     time.Duration
-	accept     string
-	// scrape bounds (docs/reliability.md)
-	scrapeTimeout    time.Duration
-	scrapeMaxBytes   int64
-	scrapeMaxSamples int
+	targetFlags
+	workloadFlags
+	loadFlags
+	clientFlags
+	continuityFlags
+	reportFlags
+	scrapeFlags
+	simulatorFlags
 
 	// WebSocket kinds (speech-ws, realtime)
 	ws wsFlags
@@ -101,9 +50,7 @@ type runOptions struct {
 	// TLS: --ca-file, --insecure
 	tls tlsFlags
 
-	// embedded simulator
-	simCapacity int
-	simStats    bool
+	wide bool
 
 	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
 	outputs runOutputs
@@ -155,73 +102,23 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
 		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
 	o.shard.addFlags(cmd.Flags())
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
+// addFlags adds the flag groups every command that runs the workload
+// shares.
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
-	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
-
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws, realtime or realtime-audio (WebSocket sessions; overrides the scenario)")
-	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
-	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac, mp3, opus (overrides the scenario)")
-	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
-	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ..., \"audio\": FILE} per line), a text file (one per line) or a directory of audio files")
-	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
-	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
-	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", scenarios.DefaultPCMSampleRate))
-	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
-
-	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
-	f.Var(&o.rate, "rate", "open loop: arrivals per second (0 = closed loop), or START:END for a linear rate ramp over --ramp-up (e.g. 1:20)")
-	f.DurationVar(&o.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time; open loop: ramp the rate from START to END (--rate START:END) over it")
-	f.StringVar(&o.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
-	f.BoolVar(&o.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
-	f.IntVar(&o.maxConns, "max-conns", 0, "cap on client connections (0 = follow the load: concurrency, --max-inflight or the peak stage); requests over it wait, reported as client_queue_ms")
-	f.StringVar(&o.transport, "http-transport", client.TransportOwn, "HTTP/1.1 transport of the HTTP kinds: own (omnibench's, lighter on CPU at many streams) or std (Go's net/http); both measure the same")
-	f.DurationVar(&o.delayLimit, "client-delay-threshold", selfmon.DefaultDelay, "the load generator's delay is warned about, with its cause (its own CPU, a busy host, the server on its cores), when its scheduling latency or send-stamp delay p99 exceeds this")
-	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated (the client is the bottleneck: ab and capacity refuse) when its CPU exceeds this share of its usable cores")
-	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
-	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
-	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests; 0 = no count bound (default from the scenario, else 20; none with -d alone)")
-	f.DurationVarP(&o.duration, "duration", "d", 0, "schedule requests for this long; alone it runs the whole duration, with -n whichever comes first")
-	f.IntVar(&o.warmup, "warmup", -1, "warm-up requests sent first and excluded from the figures (default from the scenario, else 0)")
-	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
-	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
-	f.DurationVar(&o.grace, "grace", 5*time.Second, "on Ctrl-C, how long in-flight requests may finish before they are cancelled")
-	f.BoolVar(&o.noProbe, "no-probe", false, "with --url: skip the probe request sent before the run (it stops the run when the server refuses the connection, the credentials, the route or the model)")
-
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
-	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
-	f.IntVar(&o.maxEventBytes, "max-event-bytes", sse.DefaultMaxEventBytes, "cap on one SSE line and one event's data, bytes; a larger one fails the request as malformed")
-	f.Float64Var(&o.audibleDB, "audible-threshold", onset.DefaultThresholdDBFS,
-		"audio counts as audible (ttfa_audible) when its 10 ms RMS level is above this, dBFS")
-	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
-	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
-	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
-	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
-
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
-	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
-	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
-	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
-	f.StringVar(&o.summaryOut, "summary", "", "write the run summary (versioned JSON schema) to this file")
-
-	f.StringVar(&o.scrape, "scrape", "auto", "scrape the server's /metrics before and after: auto, on or off")
-	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
-	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
-	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
-	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
-	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
-	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
-
-	o.ws.addFlags(f)
-	o.tls.addFlags(f)
-
-	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
-	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
+	addGroup(f, groupTarget, o.targetFlags.register)
+	addGroup(f, groupWorkload, o.workloadFlags.register)
+	addGroup(f, groupLoad, o.loadFlags.register)
+	addGroup(f, groupClient, o.clientFlags.register)
+	addGroup(f, groupContinuity, o.continuityFlags.register)
+	addGroup(f, groupReport, o.reportFlags.register)
+	addGroup(f, groupScrape, o.scrapeFlags.register)
+	addGroup(f, groupWebSocket, o.ws.addFlags)
+	addGroup(f, groupTLS, o.tls.addFlags)
+	addGroup(f, groupSimulator, o.simulatorFlags.register)
 }
 
 // plan turns the flags into a runner configuration. It reads only flags,

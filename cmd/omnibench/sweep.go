@@ -120,6 +120,7 @@ interrupted (the levels measured so far are reported).`,
 	_ = f.MarkDeprecated("fail-on-slo", "a level that misses an SLO exits 3 without it")
 	o.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
@@ -169,6 +170,7 @@ generator's, or no level ran), 2 unusable input (including no SLO at all),
 	f.IntVar(&o.maxRuns, "max-runs", sweep.DefaultMaxRuns, "at most this many runs")
 	o.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
