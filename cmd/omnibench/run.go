@@ -106,16 +106,22 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	return cmd
 }
 
-// addFlags adds the flag groups every command that runs the workload
-// shares.
+// addFlags adds the flag groups of run and ab.
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
+	o.addGroups(f, o.loadFlags.register, o.reportFlags.register, o.scrapeFlags.register)
+}
+
+// addGroups adds the flag groups every command that runs the workload
+// shares, with the command's own load, report and scrape flags (sweep and
+// capacity have level flags and say what they write per level).
+func (o *runOptions) addGroups(f *pflag.FlagSet, loadGroup, reportGroup, scrapeGroup func(*pflag.FlagSet)) {
 	addGroup(f, groupTarget, o.targetFlags.register)
 	addGroup(f, groupWorkload, o.workloadFlags.register)
-	addGroup(f, groupLoad, o.loadFlags.register)
+	addGroup(f, groupLoad, loadGroup)
 	addGroup(f, groupClient, o.clientFlags.register)
 	addGroup(f, groupContinuity, o.continuityFlags.register)
-	addGroup(f, groupReport, o.reportFlags.register)
-	addGroup(f, groupScrape, o.scrapeFlags.register)
+	addGroup(f, groupReport, reportGroup)
+	addGroup(f, groupScrape, scrapeGroup)
 	addGroup(f, groupWebSocket, o.ws.addFlags)
 	addGroup(f, groupTLS, o.tls.addFlags)
 	addGroup(f, groupSimulator, o.simulatorFlags.register)

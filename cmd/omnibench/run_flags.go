@@ -8,6 +8,7 @@ import (
 
 	"github.com/omnibench/omnibench/client"
 	"github.com/omnibench/omnibench/onset"
+	"github.com/omnibench/omnibench/runner"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
 	"github.com/omnibench/omnibench/selfmon"
@@ -86,6 +87,12 @@ type loadFlags struct {
 func (l *loadFlags) register(f *pflag.FlagSet) {
 	f.IntVarP(&l.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
 	f.Var(&l.rate, "rate", "open loop: arrivals per second (0 = closed loop), or START:END for a linear rate ramp over --ramp-up (e.g. 1:20)")
+	l.registerShape(f)
+}
+
+// registerShape adds the load flags but -c and --rate, which sweep and
+// capacity replace with their level flags.
+func (l *loadFlags) registerShape(f *pflag.FlagSet) {
 	f.DurationVar(&l.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time; open loop: ramp the rate from START to END (--rate START:END) over it")
 	f.StringVar(&l.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
 	f.BoolVar(&l.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
@@ -146,11 +153,18 @@ type reportFlags struct {
 }
 
 func (r *reportFlags) register(f *pflag.FlagSet) {
+	r.registerWith(f, "write one JSON line per request (plus a header line) to this file as the run goes",
+		"write the run summary (versioned JSON schema) to this file")
+}
+
+// registerWith adds the report flags, with the command's own words for
+// what --out and --summary write.
+func (r *reportFlags) registerWith(f *pflag.FlagSet, outUsage, summaryUsage string) {
 	f.Float64SliceVar(&r.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
 	f.StringVar(&r.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
 	f.StringVar(&r.format, "format", "table", "report format: table, markdown, json or csv")
-	f.StringVar(&r.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
-	f.StringVar(&r.summaryOut, "summary", "", "write the run summary (versioned JSON schema) to this file")
+	f.StringVar(&r.out, "out", "", outUsage)
+	f.StringVar(&r.summaryOut, "summary", "", summaryUsage)
 }
 
 // scrapeFlags control the scrapes of the server's /metrics around the run.
@@ -166,7 +180,13 @@ type scrapeFlags struct {
 }
 
 func (s *scrapeFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&s.scrape, "scrape", "auto", "scrape the server's /metrics before and after: auto, on or off")
+	s.registerWith(f, runner.ScrapeAuto, "scrape the server's /metrics before and after: auto, on or off")
+}
+
+// registerWith adds the scrape flags, with the command's own default and
+// words for --scrape.
+func (s *scrapeFlags) registerWith(f *pflag.FlagSet, mode, usage string) {
+	f.StringVar(&s.scrape, "scrape", mode, usage)
 	f.StringVar(&s.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
 	f.DurationVar(&s.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
 	f.StringVar(&s.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")

@@ -182,39 +182,25 @@ func sweepNoArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// addFlags adds the shared flags and the run flags. The run's -c and
-// --rate are left out (the level flags replace them), as is any run flag
-// whose name or shorthand the command already defines.
+// addFlags adds the shared flags and the run flags, but the run's -c and
+// --rate, which the level flags replace.
 func (o *levelOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.slos, "slo", nil, "service-level objective checked at every level, e.g. 'audio_ttfp_p95<500ms' (repeatable; checked together with the scenario's slos)")
 	f.StringVar(&o.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report with a chart of every figure against the level")
 	addWideFlag(f, &o.run.wide)
-
-	runFlags := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.run.addFlags(runFlags)
-	runFlags.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name == "concurrency" || fl.Name == "rate" || f.Lookup(fl.Name) != nil {
-			return
-		}
-		c := *fl // the copy shares Value, so parsing still fills o.run
-		if c.Shorthand != "" && f.ShorthandLookup(c.Shorthand) != nil {
-			c.Shorthand = ""
-		}
-		switch c.Name {
-		case "out":
-			c.Usage = "write each level's requests as JSON lines to this file with the level added to its name (out.jsonl -> out-c4.jsonl)"
-		case "summary":
-			c.Usage = "write the JSON document (as --format json prints it) to this file"
-		case "scrape":
+	o.run.addGroups(f, o.run.loadFlags.registerShape,
+		func(f *pflag.FlagSet) {
+			o.run.reportFlags.registerWith(f,
+				"write each level's requests as JSON lines to this file with the level added to its name (out.jsonl -> out-c4.jsonl)",
+				"write the JSON document (as --format json prints it) to this file")
+		},
+		func(f *pflag.FlagSet) {
 			// The level tables show client figures only; scraping each
 			// level would add --settle to every run for nothing shown.
-			_ = c.Value.Set(runner.ScrapeOff)
-			c.DefValue = runner.ScrapeOff
-			c.Usage = "scrape the server's /metrics before and after each level (recorded in --out files): auto, on or off"
-		}
-		f.AddFlag(&c)
-	})
+			o.run.scrapeFlags.registerWith(f, runner.ScrapeOff,
+				"scrape the server's /metrics before and after each level (recorded in --out files): auto, on or off")
+		})
 }
 
 // levelRun is everything a command needs to run levels: the planned run,
