@@ -13,7 +13,9 @@ import (
 
 	"github.com/omnibench/omnibench/internal/experiment/abtest"
 	"github.com/omnibench/omnibench/internal/experiment/compare"
+	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -175,60 +177,17 @@ the ones that choose a single target or its scrape.`,
 	f.BoolVar(&o.throughput, "throughput", false, "also compare requests/s and audio s/s per round (Welch across rounds): a closed loop at -c N for -d D")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
 // config turns the flags into an abtest configuration.
 func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	var cfg abtest.Config
-	for name, instead := range abRunFlagsRejected() {
-		if f.Changed(name) {
-			return cfg, fmt.Errorf("--%s does not apply to ab: %s", name, instead)
-		}
-	}
-	if err := o.checkThroughput(f); err != nil {
-		return cfg, err
-	}
-	// The original metrics design's method (docs/reference/metric-families.md,
-	// section 7), unless the user says otherwise.
-	if !f.Changed("concurrency") {
-		o.run.concurrency = 1
-	}
-	if !f.Changed("requests") && !f.Changed("duration") {
-		o.run.requests = 30
-	}
-	if !f.Changed("warmup") {
-		o.run.warmup = 1
-	}
-	if err := report.CheckFormat(o.run.format, abtest.Formats()...); err != nil {
-		return cfg, err
-	}
-	rcfg, sc, err := o.run.plan(f)
+	rcfg, sc, err := o.runConfig(f)
 	if err != nil {
 		return cfg, err
 	}
-	// A scenario's open-loop settings do not apply: ab is sequential
-	// unless the flags ask for a rate.
-	if !f.Changed("rate") {
-		rcfg.Load.Rate = 0
-		if !f.Changed("arrival") {
-			rcfg.Load.Arrival = ""
-		}
-		if !f.Changed("burstiness") {
-			rcfg.Load.Burstiness = 0
-		}
-	}
-	// Nor do its request count or duration: -n and -d are per arm.
-	if !f.Changed("duration") {
-		rcfg.Load.Duration = 0
-	} else if !f.Changed("requests") {
-		rcfg.Load.Requests = 0
-	}
-	if err := rcfg.Load.Validate(); err != nil {
-		return cfg, err
-	}
-	redactABFlags(rcfg.Flags)
-
 	test, err := stats.ParseTest(o.test)
 	if err != nil {
 		return cfg, fmt.Errorf("--test: %w", err)
@@ -258,43 +217,8 @@ func (o *abOptions) config(f *pflag.FlagSet) (abtest.Config, error) {
 	if o.startupTimeout <= 0 || o.stopGrace <= 0 {
 		return cfg, fmt.Errorf("--startup-timeout %v and --stop-grace %v must be positive", o.startupTimeout, o.stopGrace)
 	}
-
-	armFlags := f.Changed("a-url") || f.Changed("b-url") || f.Changed("a-cmd") || f.Changed("b-cmd")
-	switch {
-	case o.serverCmd != "" && !o.logStats:
-		return cfg, errors.New("--server-cmd runs the --log-stats experiment: add --log-stats (or give --a-cmd and --b-cmd)")
-	case o.logStats && armFlags:
-		return cfg, errors.New("--log-stats compares one server with stats on and off: give it --server-cmd (or nothing, for the embedded simulator), not --a-url/--b-url/--a-cmd/--b-cmd")
-	case !o.logStats && (f.Changed("stats-on-flag") || f.Changed("stats-off-flag")):
-		return cfg, errors.New("--stats-on-flag and --stats-off-flag need --log-stats --server-cmd")
-	case o.logStats && o.serverCmd != "":
-		argv, err := splitFlag("--server-cmd", o.serverCmd)
-		if err != nil {
-			return cfg, err
-		}
-		on, err := splitFlag("--stats-on-flag", o.statsOnFlag)
-		if err != nil {
-			return cfg, err
-		}
-		off, err := splitFlag("--stats-off-flag", o.statsOffFlag)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.A, cfg.B = abtest.LogStatsArms(argv, on, off)
-	case armFlags:
-		if cfg.A, err = o.arm("a", o.aURL, o.aCmd); err != nil {
-			return cfg, err
-		}
-		if cfg.B, err = o.arm("b", o.bURL, o.bCmd); err != nil {
-			return cfg, err
-		}
-	default:
-		// The embedded simulator serves whatever model the workload names.
-		sim := rcfg.Simulator
-		if sc.Model != "" {
-			sim.Model = sc.Model
-		}
-		cfg.A, cfg.B = abtest.SimulatorArms(sim)
+	if cfg.A, cfg.B, err = o.arms(f, rcfg, sc); err != nil {
+		return cfg, err
 	}
 	if o.aLabel != "" {
 		cfg.A.Label = o.aLabel
@@ -323,6 +247,102 @@ func (o *abOptions) checkThroughput(f *pflag.FlagSet) error {
 		return fmt.Errorf("--throughput needs --rounds %d or more (Welch's test across rounds), got %d", abtest.MinThroughputRounds, o.rounds)
 	}
 	return nil
+}
+
+// runConfig is the workload every round runs: run's flags, with ab's own
+// defaults for the load.
+func (o *abOptions) runConfig(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, error) {
+	for name, instead := range abRunFlagsRejected() {
+		if f.Changed(name) {
+			return runner.Config{}, nil, fmt.Errorf("--%s does not apply to ab: %s", name, instead)
+		}
+	}
+	if err := o.checkThroughput(f); err != nil {
+		return runner.Config{}, nil, err
+	}
+	// The original metrics design's method (docs/reference/metric-families.md,
+	// section 7), unless the user says otherwise.
+	if !f.Changed("requests") && !f.Changed("duration") {
+		o.run.requests = 30
+	}
+	if !f.Changed("warmup") {
+		o.run.warmup = 1
+	}
+	if err := report.CheckFormat(o.run.format, abtest.Formats()...); err != nil {
+		return runner.Config{}, nil, err
+	}
+	rcfg, sc, err := o.run.plan(f)
+	if err != nil {
+		return rcfg, nil, err
+	}
+	// One worker, as that method has it, unless -c or --stages set them.
+	if !f.Changed("concurrency") && rcfg.Load.Stages == nil {
+		rcfg.Load.Concurrency = 1
+	}
+	// A scenario's open-loop settings do not apply: ab is sequential
+	// unless the flags ask for a rate.
+	if !f.Changed("rate") {
+		rcfg.Load.Rate = 0
+		if !f.Changed("arrival") {
+			rcfg.Load.Arrival = ""
+		}
+		if !f.Changed("burstiness") {
+			rcfg.Load.Burstiness = 0
+		}
+	}
+	// Nor do its request count or duration: -n and -d are per arm.
+	if !f.Changed("duration") {
+		rcfg.Load.Duration = 0
+	} else if !f.Changed("requests") {
+		rcfg.Load.Requests = 0
+	}
+	if err := rcfg.Load.Validate(); err != nil {
+		return rcfg, nil, err
+	}
+	redactABFlags(rcfg.Flags)
+	return rcfg, sc, nil
+}
+
+// arms are the two servers compared: the --log-stats experiment, the arms
+// the flags name, or two embedded simulators.
+func (o *abOptions) arms(f *pflag.FlagSet, rcfg runner.Config, sc *scenarios.Scenario) (a, b abtest.Arm, err error) {
+	armFlags := f.Changed("a-url") || f.Changed("b-url") || f.Changed("a-cmd") || f.Changed("b-cmd")
+	switch {
+	case o.serverCmd != "" && !o.logStats:
+		return a, b, errors.New("--server-cmd runs the --log-stats experiment: add --log-stats (or give --a-cmd and --b-cmd)")
+	case o.logStats && armFlags:
+		return a, b, errors.New("--log-stats compares one server with stats on and off: give it --server-cmd (or nothing, for the embedded simulator), not --a-url/--b-url/--a-cmd/--b-cmd")
+	case !o.logStats && (f.Changed("stats-on-flag") || f.Changed("stats-off-flag")):
+		return a, b, errors.New("--stats-on-flag and --stats-off-flag need --log-stats --server-cmd")
+	case o.logStats && o.serverCmd != "":
+		argv, err := splitFlag("--server-cmd", o.serverCmd)
+		if err != nil {
+			return a, b, err
+		}
+		on, err := splitFlag("--stats-on-flag", o.statsOnFlag)
+		if err != nil {
+			return a, b, err
+		}
+		off, err := splitFlag("--stats-off-flag", o.statsOffFlag)
+		if err != nil {
+			return a, b, err
+		}
+		a, b = abtest.LogStatsArms(argv, on, off)
+		return a, b, nil
+	case armFlags:
+		if a, err = o.arm("a", o.aURL, o.aCmd); err != nil {
+			return a, b, err
+		}
+		b, err = o.arm("b", o.bURL, o.bCmd)
+		return a, b, err
+	}
+	// The embedded simulator serves whatever model the workload names.
+	sim := rcfg.Simulator
+	if sc.Model != "" {
+		sim.Model = sc.Model
+	}
+	a, b = abtest.SimulatorArms(sim)
+	return a, b, nil
 }
 
 func abMetricNames() []string {

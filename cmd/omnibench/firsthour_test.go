@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/scenarios"
 )
 
 // --audio-format pcm alone takes the documented default rate, and an error
@@ -27,8 +28,8 @@ func TestRunPCMFlagsNameTheFlag(t *testing.T) {
 	}
 	defer f.Close()
 	_, recs, rerr := results.Read(f)
-	if rerr != nil || len(recs) != 1 || !recs[0].OK() || recs[0].SampleRate != defaultPCMSampleRate {
-		t.Fatalf("records %+v (%v): want one %d Hz response", recs, rerr, defaultPCMSampleRate)
+	if rerr != nil || len(recs) != 1 || !recs[0].OK() || recs[0].SampleRate != scenarios.DefaultPCMSampleRate {
+		t.Fatalf("records %+v (%v): want one %d Hz response", recs, rerr, scenarios.DefaultPCMSampleRate)
 	}
 	for _, tc := range []struct {
 		args []string

@@ -126,7 +126,7 @@ func (o *kubeRenderOptions) prepare(runArgs []string) error {
 	// The run command itself parses the flags, so every flag run has is
 	// known here and nothing else is.
 	ro := &runOptions{}
-	fs := newRunCmdWith(ro).Flags()
+	fs := newRunCmdWith(ro, nil).Flags()
 	fs.SetOutput(new(strings.Builder))
 	if err := fs.Parse(runArgs); err != nil {
 		return fmt.Errorf("run flags after --: %w", err)

@@ -51,7 +51,7 @@ own embedded simulator.`,
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.AddCommand(
 		// Subcommands register here, one constructor per command file.
-		newRunCmd(),
+		newRunCmd(nil),
 		newReportCmd(),
 		newCompareCmd(),
 		newReplayCmd(),
@@ -60,7 +60,7 @@ own embedded simulator.`,
 		newScrapeCmd(),
 		newDiffCmd(),
 		newCheckCmd(),
-		newSweepCmd(),
+		newSweepCmd(nil),
 		newCapacityCmd(),
 		newABCmd(),
 		newMergeCmd(),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,14 +10,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/internal/audio/onset"
 	"github.com/omnibench/omnibench/internal/client"
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/runner"
@@ -30,70 +29,21 @@ import (
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/sse"
 )
 
 // runOptions are the flags of `omnibench run` (and of the commands that run
-// the same workload: sweep, capacity, ab).
+// the same workload: sweep, capacity, ab). Each group of flags is a type of
+// its own (run_flags.go), listed under its own heading in --help.
 type runOptions struct {
-	url      string
-	scenario string
-	profile  profileFlags
-
-	// scenario overrides
-	kind, model, voice, audioFormat, prompts, extraBody string
-	audioInputStyle                                     string
-	modalities                                          []string
-	headers                                             []string
-	pcmRate                                             int
-	apiKey                                              string
-
-	// load
-	concurrency int
-	rate        rateFlag
-	rampUp      time.Duration
-	stages      string
-	includeRamp bool
-	maxConns    int
-	transport   string // --http-transport
-	delayLimit  time.Duration
-	cpuLimit    float64
-	arrival     string
-	burstiness  float64
-	requests    int
-	duration    time.Duration
-	warmup      int
-	maxInflight int
-	seed        int64
-	grace       time.Duration
-	noProbe     bool
-
-	// client
-	timeout, idleTimeout time.Duration
-	maxEventBytes        int
-	audibleDB            float64
-	thresholds           []string
-	mode                 string
-	prebuffer            time.Duration
-	prebufferMaxWait     time.Duration
-
-	// report
-	percentiles []float64
-	goodput     string
-	format      string
-	wide        bool
-	out         string
-	summaryOut  string
-
-	// scrape
-	scrape     string
-	metricsURL string
-	settle     time.Duration
-	accept     string
-	// scrape bounds (docs/reliability.md)
-	scrapeTimeout    time.Duration
-	scrapeMaxBytes   int64
-	scrapeMaxSamples int
+	profile profileFlags // hidden --cpuprofile, --memprofile (run_profile.go)
+	targetFlags
+	workloadFlags
+	loadFlags
+	clientFlags
+	continuityFlags
+	reportFlags
+	scrapeFlags
+	simulatorFlags
 
 	// WebSocket kinds (speech-ws, realtime)
 	ws wsFlags
@@ -101,9 +51,7 @@ type runOptions struct {
 	// TLS: --ca-file, --insecure
 	tls tlsFlags
 
-	// embedded simulator
-	simCapacity int
-	simStats    bool
+	wide bool
 
 	// run-only outputs (SLO gates, JUnit, HTML, saved audio)
 	outputs runOutputs
@@ -119,11 +67,16 @@ type runOptions struct {
 	shard shardOptions
 }
 
-func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+// newRunCmd is `omnibench run`. runF, when not nil, replaces the run: it
+// gets the parsed options, so a test sees what the flags set without
+// running anything.
+func newRunCmd(runF func(*runOptions) error) *cobra.Command {
+	return newRunCmdWith(&runOptions{}, runF)
+}
 
 // newRunCmdWith is the run command bound to o (kube render checks the run
 // flags it passes to the pods with it).
-func newRunCmdWith(o *runOptions) *cobra.Command {
+func newRunCmdWith(o *runOptions, runF func(*runOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a streaming audio benchmark (against the embedded simulator when no --url is given)",
@@ -139,6 +92,9 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
   omnibench run --scenario my-workload.yaml --format markdown --html report.html`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
 			stop, err := o.profile.start()
 			if err != nil {
 				return err
@@ -159,331 +115,75 @@ Without --url it starts the embedded vLLM-Omni simulator on a free loopback port
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 0.5,
 		"fail (exit 3, like a missed SLO) when more than this fraction of measured requests failed; 1 = no gate")
 	o.shard.addFlags(cmd.Flags())
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
+// addFlags adds the flag groups of run and ab.
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.url, "url", "", "server base URL (e.g. http://127.0.0.1:8000); empty starts the embedded simulator")
-	f.StringVar(&o.scenario, "scenario", "chat-voice", "built-in scenario `NAME` or a scenario YAML FILE (list them with: omnibench scenarios)")
+	o.addGroups(f, o.loadFlags.register, o.reportFlags.register, o.scrapeFlags.register)
+}
 
-	f.StringVar(&o.kind, "kind", "", "request kind: chat, speech (raw byte stream), speech-sse, speech-ws, realtime or realtime-audio (WebSocket sessions; overrides the scenario)")
-	f.StringVar(&o.model, "model", "", "model name (overrides the scenario)")
-	f.StringVar(&o.voice, "voice", "", "voice (overrides the scenario)")
-	f.StringVar(&o.audioFormat, "audio-format", "", "audio format: wav, pcm or (chat) flac, mp3, opus (overrides the scenario)")
-	f.StringSliceVar(&o.modalities, "modalities", nil, "chat output modalities, e.g. text,audio (overrides the scenario)")
-	f.StringVar(&o.prompts, "prompts", "", "prompt source: builtin:SET, a JSONL file ({\"prompt\": ..., \"audio\": FILE} per line), a text file (one per line) or a directory of audio files")
-	f.StringVar(&o.audioInputStyle, "audio-input-style", "", "how chat sends a prompt's audio: input_audio (default) or audio_url (a data: URL) (overrides the scenario)")
-	f.StringVar(&o.extraBody, "extra-body", "", "JSON object merged into every request body")
-	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	f.IntVar(&o.pcmRate, "pcm-sample-rate", 0, fmt.Sprintf("sample rate of raw PCM audio in Hz (default %d with --audio-format pcm, else the scenario's)", defaultPCMSampleRate))
-	f.StringVar(&o.apiKey, "api-key", "", "API key sent as a bearer token (default $OMNIBENCH_API_KEY); never written anywhere")
-
-	f.IntVarP(&o.concurrency, "concurrency", "c", 0, "closed loop: concurrent workers (default from the scenario, else 4)")
-	f.Var(&o.rate, "rate", "open loop: arrivals per second (0 = closed loop), or START:END for a linear rate ramp over --ramp-up (e.g. 1:20)")
-	f.DurationVar(&o.rampUp, "ramp-up", 0, "closed loop: start the workers evenly over this time; open loop: ramp the rate from START to END (--rate START:END) over it")
-	f.StringVar(&o.stages, "stages", "", "closed loop: worker targets over time as DURATION:TARGET,... (k6 stages, e.g. 30s:100,2m:100,30s:0); the run ends with the last stage")
-	f.BoolVar(&o.includeRamp, "include-ramp", false, "keep the requests started during a ramp (--ramp-up, --stages) in the figures")
-	f.IntVar(&o.maxConns, "max-conns", 0, "cap on client connections (0 = follow the load: concurrency, --max-inflight or the peak stage); requests over it wait, reported as client_queue_ms")
-	f.StringVar(&o.transport, "http-transport", client.TransportOwn, "HTTP/1.1 transport of the HTTP kinds: own (omnibench's, lighter on CPU at many streams) or std (Go's net/http); both measure the same")
-	f.DurationVar(&o.delayLimit, "client-delay-threshold", selfmon.DefaultDelay, "the load generator's delay is warned about, with its cause (its own CPU, a busy host, the server on its cores), when its scheduling latency or send-stamp delay p99 exceeds this")
-	f.Float64Var(&o.cpuLimit, "client-cpu-threshold", selfmon.DefaultCPUShare, "the load generator counts as saturated (the client is the bottleneck: ab and capacity refuse) when its CPU exceeds this share of its usable cores")
-	f.StringVar(&o.arrival, "arrival", "", "open-loop arrivals: constant, poisson or gamma (default poisson)")
-	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape of open-loop gaps (1 = Poisson, <1 burstier)")
-	f.IntVarP(&o.requests, "requests", "n", 0, "measured requests; 0 = no count bound (default from the scenario, else 20; none with -d alone)")
-	f.DurationVarP(&o.duration, "duration", "d", 0, "schedule requests for this long; alone it runs the whole duration, with -n whichever comes first")
-	f.IntVar(&o.warmup, "warmup", -1, "warm-up requests sent first and excluded from the figures (default from the scenario, else 0)")
-	f.IntVar(&o.maxInflight, "max-inflight", 0, "open loop: cap on requests in flight; arrivals beyond it are counted as dropped (0 = no cap)")
-	f.Int64Var(&o.seed, "seed", 1, "seed of the arrival schedule and the prompt order")
-	f.DurationVar(&o.grace, "grace", 5*time.Second, "on Ctrl-C, how long in-flight requests may finish before they are cancelled")
-	f.BoolVar(&o.noProbe, "no-probe", false, "with --url: skip the probe request sent before the run (it stops the run when the server refuses the connection, the credentials, the route or the model)")
-
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "whole-request timeout")
-	f.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Second, "fail a request when no byte arrives for this long")
-	f.IntVar(&o.maxEventBytes, "max-event-bytes", sse.DefaultMaxEventBytes, "cap on one SSE line and one event's data, bytes; a larger one fails the request as malformed")
-	f.Float64Var(&o.audibleDB, "audible-threshold", onset.DefaultThresholdDBFS,
-		"audio counts as audible (ttfa_audible) when its 10 ms RMS level is above this, dBFS")
-	f.StringSliceVar(&o.thresholds, "threshold", []string{"0.1"}, "continuity thresholds, seconds or durations (repeatable)")
-	f.StringVar(&o.mode, "continuity-mode", "default", "continuity simulation: default or reference (bit-compatible with the server)")
-	f.DurationVar(&o.prebuffer, "prebuffer", 200*time.Millisecond, "pre-roll player: audio buffered before playback starts")
-	f.DurationVar(&o.prebufferMaxWait, "prebuffer-max-wait", 0, "pre-roll player: start anyway after this long (0 = wait for the buffer)")
-
-	f.Float64SliceVar(&o.percentiles, "percentiles", nil, "percentiles to report, a comma-separated `LIST` (default 50,90,95,99)")
-	f.StringVar(&o.goodput, "goodput", "", "per-request SLOs for goodput, e.g. ttfp:500ms,e2e:10s,rtf:1")
-	f.StringVar(&o.format, "format", "table", "report format: table, markdown, json or csv")
-	f.StringVar(&o.out, "out", "", "write one JSON line per request (plus a header line) to this file as the run goes")
-	f.StringVar(&o.summaryOut, "summary", "", "write the run summary (versioned JSON schema) to this file")
-
-	f.StringVar(&o.scrape, "scrape", "auto", "scrape the server's /metrics before and after: auto, on or off")
-	f.StringVar(&o.metricsURL, "metrics-url", "", "metrics URL (default URL/metrics)")
-	f.DurationVar(&o.settle, "settle", 500*time.Millisecond, "wait after the last response before the second scrape")
-	f.StringVar(&o.accept, "accept", "auto", "exposition format to ask for: auto, proto, openmetrics or text")
-	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
-	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
-	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
-
-	o.ws.addFlags(f)
-	o.tls.addFlags(f)
-
-	f.IntVar(&o.simCapacity, "sim-capacity", 0, "embedded simulator: streams served at full speed (0 = unlimited)")
-	f.BoolVar(&o.simStats, "sim-log-stats", true, "embedded simulator: record server-side metrics (--log-stats)")
+// addGroups adds the flag groups every command that runs the workload
+// shares, with the command's own load, report and scrape flags (sweep and
+// capacity have level flags and say what they write per level).
+func (o *runOptions) addGroups(f *pflag.FlagSet, loadGroup, reportGroup, scrapeGroup func(*pflag.FlagSet)) {
+	addGroup(f, groupTarget, o.targetFlags.register)
+	addGroup(f, groupWorkload, o.workloadFlags.register)
+	addGroup(f, groupLoad, loadGroup)
+	addGroup(f, groupClient, o.clientFlags.register)
+	addGroup(f, groupContinuity, o.continuityFlags.register)
+	addGroup(f, groupReport, reportGroup)
+	addGroup(f, groupScrape, scrapeGroup)
+	addGroup(f, groupWebSocket, o.ws.addFlags)
+	addGroup(f, groupTLS, o.tls.addFlags)
+	addGroup(f, groupSimulator, o.simulatorFlags.register)
 }
 
 // plan turns the flags into a runner configuration. It reads only flags,
 // the scenario and the environment, so every error names its flag or file.
 func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario, error) {
 	var cfg runner.Config
-	sc, err := scenarios.Open(o.scenario)
+	sc, ap, apiKey, err := o.applyScenario(f)
 	if err != nil {
 		return cfg, nil, err
 	}
-	if _, _, err := runner.ParseTarget(o.url); err != nil {
-		return cfg, nil, err
-	}
-	sc = sc.Clone()
-	var notes []string
-	if f.Changed("kind") {
-		notes = sc.SetKind(o.kind)
-	}
-	if f.Changed("model") {
-		sc.Model = o.model
-	}
-	if f.Changed("voice") {
-		sc.Voice = o.voice
-	}
-	if f.Changed("audio-format") {
-		sc.AudioFormat = o.audioFormat
-	}
-	if f.Changed("modalities") {
-		sc.Modalities = o.modalities
-	}
-	if f.Changed("prompts") {
-		sc.PromptSpec.Source = o.prompts
-	}
-	if f.Changed("audio-input-style") {
-		sc.AudioInputStyle = o.audioInputStyle
-	}
-	if f.Changed("pcm-sample-rate") {
-		sc.PCMSampleRate = o.pcmRate
-	} else if f.Changed("audio-format") && sc.AudioFormat == scenarios.FormatPCM && sc.PCMSampleRate == 0 {
-		sc.PCMSampleRate = defaultPCMSampleRate // raw PCM states no rate: the flag's documented default
-	}
-	if o.extraBody != "" {
-		var extra map[string]any
-		if err := json.Unmarshal([]byte(o.extraBody), &extra); err != nil {
-			return cfg, nil, fmt.Errorf("--extra-body: not a JSON object: %w", err)
-		}
-		if sc.ExtraBody == nil {
-			sc.ExtraBody = map[string]any{}
-		}
-		for k, v := range extra {
-			sc.ExtraBody[k] = v
-		}
-	}
-	apiKey := o.apiKey
-	if apiKey == "" {
-		apiKey = os.Getenv("OMNIBENCH_API_KEY")
-	}
-	creds, err := o.applyHeaders(sc, apiKey != "")
+	p, err := o.parseFlags(f, sc.Kind, ap.Thresholds)
 	if err != nil {
 		return cfg, nil, err
 	}
-	wl, err := sc.Workload()
-	if err != nil {
-		return cfg, nil, nameFlags(err, f)
-	}
-	if len(creds) > 0 {
-		wl = wl.WithHeaders(creds)
-	}
-
-	for _, c := range []struct {
-		name string
-		bad  bool
-		want string
-	}{
-		{"concurrency", o.concurrency < 1, "at least 1"},
-		{"requests", o.requests < 0, "0 or more (0 = no count bound)"},
-		{"warmup", o.warmup < 0, "0 or more"},
-		{"duration", o.duration < 0, "0 or more"},
-		{"max-inflight", o.maxInflight < 0, "0 or more (0 = no cap)"},
-		{"max-conns", o.maxConns < 0, "0 or more (0 = follow the load)"},
-		{"ramp-up", o.rampUp < 0, "0 or more"},
-		{"client-delay-threshold", o.delayLimit <= 0, "greater than 0"},
-		{"client-cpu-threshold", !(o.cpuLimit > 0 && o.cpuLimit <= 1), "a share in (0, 1]"},
-		{"timeout", o.timeout < 0, "0 or more"},
-		{"idle-timeout", o.idleTimeout < 0, "0 or more"},
-		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
-		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
-		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
-		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
-		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
-	} {
-		// sweep and capacity bind their own --concurrency (a level list);
-		// only a flag bound to these options is checked here.
-		if fl := f.Lookup(c.name); fl != nil && f.Changed(c.name) && fl.Value.Type() != "string" && c.bad {
-			return cfg, nil, fmt.Errorf("--%s %s: must be %s", c.name, fl.Value.String(), c.want)
-		}
-	}
-
-	if o.transport != client.TransportOwn && o.transport != client.TransportStd {
-		return cfg, nil, fmt.Errorf("--http-transport %q: must be %s or %s", o.transport, client.TransportOwn, client.TransportStd)
-	}
-
-	lc := load.Config{
-		Concurrency: pick(o.concurrency, sc.Load.Concurrency, 4),
-		Rate:        o.rate.rate,
-		RateStart:   o.rate.start,
-		RampUp:      o.rampUp,
-		Arrival:     o.arrival,
-		Burstiness:  o.burstiness,
-		Requests:    o.requests,
-		Duration:    o.duration,
-		Warmup:      o.warmup,
-		MaxInflight: o.maxInflight,
-		Seed:        o.seed,
-		Grace:       o.grace,
-	}
-	if !f.Changed("rate") {
-		lc.Rate = sc.Load.Rate
-	}
-	if lc.Arrival == "" {
-		lc.Arrival = sc.Load.Arrival
-	}
-	if lc.Burstiness == 0 {
-		lc.Burstiness = sc.Load.Burstiness
-	}
-	// The bounds: a flag (or a caller's preset default, as ab's) replaces
-	// the scenario's bound of the same kind; -d alone runs for the whole
-	// duration (the scenario's request count does not cut it short), and
-	// -n 0 is no count bound.
-	if lc.Duration == 0 && !f.Changed("duration") {
-		lc.Duration = sc.Load.Duration
-	}
-	if o.stages != "" {
-		if lc.Stages, err = load.ParseStages(o.stages); err != nil {
-			return cfg, nil, fmt.Errorf("--stages: %w", err)
-		}
-		if f.Changed("concurrency") {
-			return cfg, nil, fmt.Errorf("--stages sets the workers over time: drop -c/--concurrency")
-		}
-		var total time.Duration
-		lc.Concurrency = 0
-		for _, st := range lc.Stages {
-			total += st.Duration
-			lc.Concurrency = max(lc.Concurrency, st.Target) // the header's concurrency: the peak
-		}
-		if lc.Duration == 0 {
-			lc.Duration = total // the stages bound the run (so -n is not defaulted)
-		}
-	}
-	// Stages run for their whole length, like -d alone.
-	if lc.Requests == 0 && o.stages == "" && !f.Changed("requests") && !f.Changed("duration") {
-		lc.Requests = sc.Load.Requests
-	}
-	if lc.Warmup < 0 {
-		lc.Warmup = sc.Load.Warmup
-	}
-	if lc.Requests == 0 && lc.Duration == 0 {
-		if f.Changed("requests") {
-			return cfg, nil, fmt.Errorf("--requests 0 is no count bound: give --duration to bound the run")
-		}
-		lc.Requests = 20
-	}
-	if lc.Rate > 0 && lc.Arrival == "" {
-		lc.Arrival = load.Poisson
-	}
-	if err := lc.Validate(); err != nil {
-		return cfg, nil, err
-	}
-
-	thresholds, err := parseThresholds(o.thresholds)
-	if err != nil {
-		return cfg, nil, err
-	}
-	if !f.Changed("threshold") && len(sc.Thresholds) > 0 {
-		thresholds = sc.Thresholds
-	}
-	mode, err := continuity.ParseMode(o.mode)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("--continuity-mode: %w", err)
-	}
-	if err := summary.CheckPercentiles("--percentiles", o.percentiles); err != nil {
-		return cfg, nil, err
-	}
-	percentiles := o.percentiles
-	if len(percentiles) == 0 {
-		percentiles = sc.Percentiles
-	}
-	var goodput []summary.Goodput
-	if o.goodput != "" {
-		if goodput, err = summary.ParseGoodput(o.goodput); err != nil {
-			return cfg, nil, fmt.Errorf("--goodput: %w", err)
-		}
-	}
-	switch o.scrape {
-	case runner.ScrapeAuto, runner.ScrapeOn, runner.ScrapeOff:
-	default:
-		return cfg, nil, fmt.Errorf("--scrape: scrape mode %q (want auto, on or off)", o.scrape)
-	}
-	accept, err := scrape.ParseAccept(o.accept)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("--accept: %w", err)
-	}
-	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
-		return cfg, nil, err
-	}
-	sim := simulator.DefaultConfig()
-	sim.Addr = "127.0.0.1:0"
-	sim.Capacity = o.simCapacity
-	sim.StatsEnabled = o.simStats
-	if sc.Model != "" {
-		// The embedded simulator serves whatever model the workload asks for.
-		sim.Model = sc.Model
-	}
-	sim.Seed = o.seed
-	// The embedded simulator stamps its events: the client's receive delay
-	// (send-stamp delay) is part of the load generator's saturation verdict.
-	sim.Stamp = true
-
-	wsOpts, err := o.ws.options(f, sc.Kind)
-	if err != nil {
-		return cfg, nil, err
-	}
-	tlsConf, err := o.tls.config()
-	if err != nil {
-		return cfg, nil, err
-	}
+	notes := ap.Notes
 	if o.tls.opts.Insecure {
 		// The runner says its notes on stderr as the run starts and keeps
 		// them in the report and the JSON document.
 		notes = append(notes, tlsconf.InsecureNote)
 	}
-
 	cfg = runner.Config{
-		WS:        wsOpts,
+		WS:        p.ws,
 		Target:    o.url,
-		Simulator: sim,
-		Workload:  wl,
+		Simulator: o.simulatorConfig(sc),
+		Workload:  ap.Workload,
 		Scenario:  sc.Name,
 		Seed:      o.seed,
-		Load:      lc,
+		Load:      ap.Load,
 		Client: client.Options{
 			APIKey:               apiKey,
 			Timeout:              o.timeout,
 			IdleTimeout:          o.idleTimeout,
 			MaxEventBytes:        o.maxEventBytes,
 			AudibleThresholdDBFS: o.audibleDB,
-			Thresholds:           thresholds,
-			ContinuityMode:       mode,
+			Thresholds:           p.thresholds,
+			ContinuityMode:       p.mode,
 			Preroll:              continuity.PrerollConfig{BufferS: o.prebuffer.Seconds(), MaxWaitS: o.prebufferMaxWait.Seconds()},
 			MaxConns:             o.maxConns,
-			TLSConfig:            tlsConf,
+			TLSConfig:            p.tls,
 			HTTPTransport:        o.transport,
 		},
-		Summary:    summary.Options{Percentiles: percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp},
+		Summary:    summary.Options{Percentiles: ap.Percentiles, Thresholds: p.thresholds, Goodput: p.goodput, IncludeRamp: o.includeRamp},
 		SelfMon:    selfmon.Thresholds{CPUShare: o.cpuLimit, Delay: o.delayLimit},
 		Scrape:     o.scrape,
 		MetricsURL: o.metricsURL,
-		Accept:     accept,
+		Accept:     p.accept,
 		Settle:     o.settle,
 		Version:    versionString(),
 
@@ -501,71 +201,100 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 	return cfg, sc, nil
 }
 
-// defaultPCMSampleRate is the rate of raw PCM when neither --pcm-sample-rate
-// nor the scenario gives one: Qwen3-Omni's and Qwen3-TTS's 24 kHz.
-const defaultPCMSampleRate = 24000
-
-// nameFlags rewrites the scenario's field errors about a field a flag set
-// so that they name the flag (--pcm-sample-rate, not pcm_sample_rate): the
-// user typed the flag, and may have no scenario file to look at.
-func nameFlags(err error, f *pflag.FlagSet) error {
-	errs := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = joined.Unwrap()
+// applyScenario opens the scenario and applies the flags that override
+// it. It returns the API key, from --api-key or the environment.
+func (o *runOptions) applyScenario(f *pflag.FlagSet) (*scenarios.Scenario, scenarios.Applied, string, error) {
+	sc, err := scenarios.Open(o.scenario)
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
 	}
-	out := make([]error, 0, len(errs))
-	for _, e := range errs {
-		var fe *scenarios.FieldError
-		if errors.As(e, &fe) {
-			if flag := flagOfField(fe.Field); flag != "" && f.Changed(flag) {
-				e = fmt.Errorf("--%s: %s", flag, fe.Msg)
-			}
-		}
-		out = append(out, e)
+	if _, _, err := runner.ParseTarget(o.url); err != nil {
+		return nil, scenarios.Applied{}, "", err
 	}
-	return errors.Join(out...)
+	sc = sc.Clone()
+	apiKey := o.apiKey
+	if apiKey == "" {
+		apiKey = os.Getenv("OMNIBENCH_API_KEY")
+	}
+	ov, err := o.overrides(f, apiKey != "")
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	ap, err := ov.Apply(sc)
+	if err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	if err := o.checkClientBounds(f); err != nil {
+		return nil, scenarios.Applied{}, "", err
+	}
+	return sc, ap, apiKey, nil
 }
 
-// flagOfField is the run flag that sets a scenario field ("" for none).
-func flagOfField(field string) string {
-	switch field {
-	case "kind", "model", "voice", "modalities":
-		return field
-	case "audio_format", "audio_input_style", "pcm_sample_rate":
-		return strings.ReplaceAll(field, "_", "-")
-	case "prompts.source":
-		return "prompts"
-	}
-	if strings.HasPrefix(field, "extra_body") {
-		return "extra-body"
-	}
-	return ""
+// parsedRunFlags are the run flags whose values need parsing beyond
+// pflag's.
+type parsedRunFlags struct {
+	thresholds []float64
+	mode       continuity.Mode
+	goodput    []summary.Goodput
+	accept     scrape.Accept
+	ws         runner.WSOptions
+	tls        *tls.Config
 }
 
-// applyHeaders adds the -H headers to the scenario, except Authorization,
-// which it returns: a scenario may not hold credentials (it is printed and
-// copied around), the command line may (its values are redacted from every
-// output, like --api-key). An Authorization header beside an API key would
-// be two credentials for one request, and is refused.
-func (o *runOptions) applyHeaders(sc *scenarios.Scenario, haveAPIKey bool) (creds map[string]string, err error) {
-	for _, raw := range o.headers {
-		h, err := parseHeader(raw)
-		if err != nil {
-			return nil, err
+// parseFlags parses the flags pflag leaves as text. thresholds are the
+// scenario's (or the flag's) continuity thresholds, nil for the default.
+func (o *runOptions) parseFlags(f *pflag.FlagSet, kind string, thresholds []float64) (parsedRunFlags, error) {
+	p := parsedRunFlags{thresholds: thresholds}
+	var err error
+	if p.thresholds == nil {
+		if p.thresholds, err = parseThresholds(o.thresholds); err != nil {
+			return p, err
 		}
-		if strings.EqualFold(h.name, "Authorization") {
-			if haveAPIKey {
-				return nil, errors.New("--header Authorization and --api-key (or $OMNIBENCH_API_KEY) both set the request's credentials: give one")
-			}
-			creds = map[string]string{"Authorization": h.value}
-			continue
-		}
-		if sc.Headers == nil {
-			sc.Headers = map[string]string{}
-		}
-		sc.Headers[h.name] = h.value
 	}
-	return creds, nil
+	if p.mode, err = continuity.ParseMode(o.mode); err != nil {
+		return p, fmt.Errorf("--continuity-mode: %w", err)
+	}
+	if o.goodput != "" {
+		if p.goodput, err = summary.ParseGoodput(o.goodput); err != nil {
+			return p, fmt.Errorf("--goodput: %w", err)
+		}
+	}
+	switch o.scrape {
+	case runner.ScrapeAuto, runner.ScrapeOn, runner.ScrapeOff:
+	default:
+		return p, fmt.Errorf("--scrape: scrape mode %q (want auto, on or off)", o.scrape)
+	}
+	if p.accept, err = scrape.ParseAccept(o.accept); err != nil {
+		return p, fmt.Errorf("--accept: %w", err)
+	}
+	if err := report.CheckFormat(o.format, report.FormatTable, report.FormatMarkdown, report.FormatJSON, report.FormatCSV); err != nil {
+		return p, err
+	}
+	if p.ws, err = o.ws.options(f, kind); err != nil {
+		return p, err
+	}
+	if p.tls, err = o.tls.config(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// simulatorConfig is the embedded simulator's configuration, used when
+// there is no --url.
+func (o *runOptions) simulatorConfig(sc *scenarios.Scenario) simulator.Config {
+	sim := simulator.DefaultConfig()
+	sim.Addr = "127.0.0.1:0"
+	sim.Capacity = o.simCapacity
+	sim.StatsEnabled = o.simStats
+	if sc.Model != "" {
+		// The embedded simulator serves whatever model the workload asks for.
+		sim.Model = sc.Model
+	}
+	sim.Seed = o.seed
+	// The embedded simulator stamps its events: the client's receive delay
+	// (send-stamp delay) is part of the load generator's saturation verdict.
+	sim.Stamp = true
+	return sim
 }
 
 // checkFlags is plan with run's SLO flags: every check of run's flags that
@@ -576,7 +305,7 @@ func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Sce
 	if err != nil {
 		return cfg, nil, nil, err
 	}
-	slos, err := parseSLOs(sc, o.outputs.slos)
+	slos, err := sc.ParseSLOs(o.outputs.slos)
 	if err != nil {
 		return cfg, nil, nil, err
 	}
@@ -589,34 +318,16 @@ func (o *runOptions) checkFlags(f *pflag.FlagSet) (runner.Config, *scenarios.Sce
 }
 
 func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
-	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
+	cfg, sc, slos, err := o.prepare(cmd)
 	if err != nil {
-		return withExitCode(2, err)
-	}
-	if err := checkOutputPaths(o.outputFlags()...); err != nil {
 		return err
-	}
-	if err := o.shard.apply(&cfg); err != nil {
-		return withExitCode(2, err)
-	}
-	for _, s := range slos {
-		cfg.SLOs = append(cfg.SLOs, s.Expr)
-	}
-	cfg.SaveAudioDir = o.outputs.saveAudio
-	if err := o.quality.apply(&cfg); err != nil {
-		return withExitCode(2, err)
 	}
 	exp, grouping, err := o.metrics.newExporter(&cfg, sc)
 	if err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	cfg.Log = stderr
-	if isTerminal(stderr) {
-		cfg.Progress = stderr
-		// Asked at every update: the terminal may be resized during a run.
-		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
-	}
+	showProgress(&cfg, stderr)
 	var outFile *os.File
 	if o.out != "" {
 		if outFile, err = os.Create(o.out); err != nil {
@@ -641,6 +352,67 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 	}
+	doc, verdicts, outErr := o.writeOutputs(cmd, outcome, slos)
+	if outcome.Interrupted {
+		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	}
+	if exp != nil && outcome.Health != nil {
+		exp.SetHealth(*outcome.Health)
+	}
+	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
+	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
+		if err := o.interruptedLingering(doc, stderr); err != nil {
+			metricsErr = errors.Join(metricsErr, err)
+		}
+	}
+	failed := errors.Join(outErr, metricsErr)
+	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
+	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
+		measuredText(outcome.Summary, verdicts))
+}
+
+// prepare checks the flags and the output paths and completes the runner
+// configuration with what only run has: the shard, the SLOs recorded in
+// the header and the saved audio. Its errors end the command before
+// anything runs.
+func (o *runOptions) prepare(cmd *cobra.Command) (runner.Config, *scenarios.Scenario, []slo.SLO, error) {
+	cfg, sc, slos, err := o.checkFlags(cmd.Flags())
+	if err != nil {
+		return cfg, nil, nil, withExitCode(2, err)
+	}
+	if err := checkOutputPaths(o.outputFlags()...); err != nil {
+		return cfg, nil, nil, err
+	}
+	if err := o.shard.apply(&cfg); err != nil {
+		return cfg, nil, nil, withExitCode(2, err)
+	}
+	for _, s := range slos {
+		cfg.SLOs = append(cfg.SLOs, s.Expr)
+	}
+	cfg.SaveAudioDir = o.outputs.saveAudio
+	if err := o.quality.apply(&cfg); err != nil {
+		return cfg, nil, nil, withExitCode(2, err)
+	}
+	return cfg, sc, slos, nil
+}
+
+// showProgress sends the runner's log to stderr, and its progress line
+// too when stderr is a terminal.
+func showProgress(cfg *runner.Config, stderr io.Writer) {
+	cfg.Log = stderr
+	if isTerminal(stderr) {
+		cfg.Progress = stderr
+		// Asked at every update: the terminal may be resized during a run.
+		cfg.ProgressWidth = func() int { w, _ := report.TerminalWidth(stderr); return w }
+	}
+}
+
+// writeOutputs judges the SLOs and writes the summary, the report, the
+// run-only outputs and the shard's scrapes. Every output is attempted:
+// one that cannot be written does not drop the others, and the error
+// returned says which failed.
+func (o *runOptions) writeOutputs(cmd *cobra.Command, outcome *runner.Outcome, slos []slo.SLO) (*runner.Document, []slo.Result, error) {
+	stderr := cmd.ErrOrStderr()
 	rep := outcome.Report()
 	o.shard.nameScrapes(outcome) // the summary names the snapshot files instead of embedding them
 	doc := outcome.Document()
@@ -652,8 +424,6 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			doc.SLOs = raw
 		}
 	}
-	// Every output is attempted: one that cannot be written does not drop
-	// the others, and the exit status says which failed.
 	var outErrs []error
 	if o.summaryOut != "" {
 		if err := writeJSONFile(o.summaryOut, doc); err != nil {
@@ -667,29 +437,22 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := o.shard.writeScrapes(outcome, stderr); err != nil {
 		outErrs = append(outErrs, err)
 	}
-	outErr := errors.Join(outErrs...)
-	if outcome.Interrupted {
-		fmt.Fprintln(stderr, "omnibench: interrupted; the results gathered so far were written")
+	return doc, verdicts, errors.Join(outErrs...)
+}
+
+// interruptedLingering records an interruption after the run, while
+// lingering on --metrics-addr: every figure stands, and the summary
+// records the interruption.
+func (o *runOptions) interruptedLingering(doc *runner.Document, stderr io.Writer) error {
+	doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
+	fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
+	if o.summaryOut == "" {
+		return nil
 	}
-	if exp != nil && outcome.Health != nil {
-		exp.SetHealth(*outcome.Health)
+	if err := writeJSONFile(o.summaryOut, doc); err != nil {
+		return fmt.Errorf("--summary: %w", err)
 	}
-	metricsErr := o.metrics.finish(ctx, exp, grouping, msrv, outcome.Interrupted, stderr)
-	if ctx.Err() != nil && !outcome.Interrupted && msrv != nil && o.metrics.linger > 0 {
-		// Interrupted after the run, while lingering on --metrics-addr:
-		// every figure stands, and the summary records the interruption.
-		doc.Interrupted, doc.InterruptedDuring = true, runner.InterruptedLinger
-		fmt.Fprintln(stderr, "omnibench: interrupted during --metrics-linger: stopped serving the client metrics")
-		if o.summaryOut != "" {
-			if err := writeJSONFile(o.summaryOut, doc); err != nil {
-				metricsErr = errors.Join(metricsErr, fmt.Errorf("--summary: %w", err))
-			}
-		}
-	}
-	failed := errors.Join(outErr, metricsErr)
-	fmt.Fprint(stderr, report.ErrorSetText(outcome.Summary, "omnibench: "))
-	return endReport(cmd.OutOrStdout(), o.format, o.wide, runStatus(stderr, runErr, failed, outcome.Summary, verdicts),
-		measuredText(outcome.Summary, verdicts))
+	return nil
 }
 
 // runStatus is the outcome of a run that reported: the run's own error,
@@ -731,15 +494,6 @@ func writeRunReport(w io.Writer, format string, wide bool, rep report.RunReport,
 		return enc.Encode(doc)
 	}
 	return renderTables(w, format, wide, report.RunTables(rep)...)
-}
-
-func pick(vals ...int) int {
-	for _, v := range vals {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }
 
 // parseThresholds accepts seconds ("0.1") or Go durations ("100ms").

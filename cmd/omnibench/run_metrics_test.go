@@ -38,7 +38,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the command's error.
 func runRunCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	cmd := newRunCmd()
+	cmd := newRunCmd(nil)
 	var out, errb bytes.Buffer
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)

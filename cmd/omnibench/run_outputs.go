@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/report"
-	"github.com/omnibench/omnibench/scenarios"
 )
 
 // runOutputs are the flags only `run` has: SLO gates and the extra files a
@@ -31,31 +29,6 @@ func (r *runOutputs) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&r.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
 	f.StringVar(&r.html, "html", "", "write a self-contained HTML report with charts to this file")
 	f.StringVar(&r.saveAudio, "save-audio", "", "write each response's audio as DIR/<request id>.wav")
-}
-
-// parseSLOs parses the scenario's SLOs and the --slo flags together.
-func parseSLOs(sc *scenarios.Scenario, flags []string) ([]slo.SLO, error) {
-	var out []slo.SLO
-	var errs []string
-	for i, e := range sc.SLOs {
-		s, err := slo.ParseFrom(fmt.Sprintf("scenario %s: slos[%d]", sc.Name, i), e)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		out = append(out, s)
-	}
-	if len(flags) > 0 {
-		parsed, err := slo.ParseAll(flags)
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
-		out = append(out, parsed...)
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return out, nil
 }
 
 // outputFlag is one file an output flag names.

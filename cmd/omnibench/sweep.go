@@ -59,7 +59,10 @@ type capacityOptions struct {
 	maxRuns    int
 }
 
-func newSweepCmd() *cobra.Command {
+// newSweepCmd is `omnibench sweep`. runF, when not nil, replaces the
+// sweep: it gets the parsed options, so a test sees what the flags set
+// without running anything.
+func newSweepCmd(runF func(*sweepOptions) error) *cobra.Command {
 	o := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -99,6 +102,9 @@ interrupted (the levels measured so far are reported).`,
   omnibench sweep -c 1:64:x2 --url http://127.0.0.1:8000 --html sweep.html --format markdown`,
 		Args: sweepNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(o)
+			}
 			return o.runSweep(cmd.Context(), cmd)
 		},
 	}
@@ -114,6 +120,7 @@ interrupted (the levels measured so far are reported).`,
 	_ = f.MarkDeprecated("fail-on-slo", "a level that misses an SLO exits 3 without it")
 	o.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
@@ -163,6 +170,7 @@ generator's, or no level ran), 2 unusable input (including no SLO at all),
 	f.IntVar(&o.maxRuns, "max-runs", sweep.DefaultMaxRuns, "at most this many runs")
 	o.addFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(2, err) })
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 
@@ -174,39 +182,25 @@ func sweepNoArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// addFlags adds the shared flags and the run flags. The run's -c and
-// --rate are left out (the level flags replace them), as is any run flag
-// whose name or shorthand the command already defines.
+// addFlags adds the shared flags and the run flags, but the run's -c and
+// --rate, which the level flags replace.
 func (o *levelOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.slos, "slo", nil, "service-level objective checked at every level, e.g. 'audio_ttfp_p95<500ms' (repeatable; checked together with the scenario's slos)")
 	f.StringVar(&o.junit, "junit", "", "write the SLO verdicts as JUnit XML to this file")
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report with a chart of every figure against the level")
 	addWideFlag(f, &o.run.wide)
-
-	runFlags := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.run.addFlags(runFlags)
-	runFlags.VisitAll(func(fl *pflag.Flag) {
-		if fl.Name == "concurrency" || fl.Name == "rate" || f.Lookup(fl.Name) != nil {
-			return
-		}
-		c := *fl // the copy shares Value, so parsing still fills o.run
-		if c.Shorthand != "" && f.ShorthandLookup(c.Shorthand) != nil {
-			c.Shorthand = ""
-		}
-		switch c.Name {
-		case "out":
-			c.Usage = "write each level's requests as JSON lines to this file with the level added to its name (out.jsonl -> out-c4.jsonl)"
-		case "summary":
-			c.Usage = "write the JSON document (as --format json prints it) to this file"
-		case "scrape":
+	o.run.addGroups(f, o.run.loadFlags.registerShape,
+		func(f *pflag.FlagSet) {
+			o.run.reportFlags.registerWith(f,
+				"write each level's requests as JSON lines to this file with the level added to its name (out.jsonl -> out-c4.jsonl)",
+				"write the JSON document (as --format json prints it) to this file")
+		},
+		func(f *pflag.FlagSet) {
 			// The level tables show client figures only; scraping each
 			// level would add --settle to every run for nothing shown.
-			_ = c.Value.Set(runner.ScrapeOff)
-			c.DefValue = runner.ScrapeOff
-			c.Usage = "scrape the server's /metrics before and after each level (recorded in --out files): auto, on or off"
-		}
-		f.AddFlag(&c)
-	})
+			o.run.scrapeFlags.registerWith(f, runner.ScrapeOff,
+				"scrape the server's /metrics before and after each level (recorded in --out files): auto, on or off")
+		})
 }
 
 // levelRun is everything a command needs to run levels: the planned run,
@@ -225,29 +219,19 @@ type levelRun struct {
 // prepare plans the run and parses the SLOs. Its errors are unusable
 // input (exit 2).
 func (o *levelOptions) prepare(cmd *cobra.Command, axis sweep.Axis) (*levelRun, error) {
-	cfg, sc, err := o.run.plan(cmd.Flags())
+	f := cmd.Flags()
+	if f.Changed("stages") && f.Changed("concurrency") {
+		return nil, withExitCode(2, errors.New("--stages sets the workers over time: drop -c/--concurrency"))
+	}
+	cfg, sc, err := o.run.plan(f)
 	if err != nil {
 		return nil, withExitCode(2, err)
 	}
 	lr := &levelRun{o: o, cmd: cmd, base: cfg, sc: sc, axis: axis}
 	// As in run: the scenario's SLOs and those of --slo are checked together.
-	var errs []error
-	for i, e := range sc.SLOs {
-		s, err := slo.ParseFrom(fmt.Sprintf("scenario %s: slos[%d]", sc.Name, i), e)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		lr.slos = append(lr.slos, s)
-	}
-	flagSLOs, err := slo.ParseAll(o.slos)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if lr.slos, err = sc.ParseSLOs(o.slos); err != nil {
 		return nil, withExitCode(2, err)
 	}
-	lr.slos = append(lr.slos, flagSLOs...)
 	if err := checkOutputPaths(outputFlag{"--junit", o.junit}, outputFlag{"--html", o.html},
 		outputFlag{"--summary", o.run.summaryOut}, outputFlag{"--out", o.run.out}); err != nil {
 		return nil, err

@@ -410,7 +410,7 @@ func TestCapacityScenarioSLOs(t *testing.T) {
 }
 
 func TestSweepFlags(t *testing.T) {
-	sw, capc := newSweepCmd(), newCapacityCmd()
+	sw, capc := newSweepCmd(nil), newCapacityCmd()
 	for _, name := range []string{"concurrency", "rate"} {
 		if fl := sw.Flags().Lookup(name); fl == nil || fl.Value.Type() != "string" {
 			t.Errorf("sweep --%s: %+v, want a string (level list) flag", name, fl)

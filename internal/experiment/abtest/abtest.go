@@ -304,92 +304,124 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	reqs, durs := roundShares(cfg)
 	for slot, name := range res.Order {
-		round := slot / 2
 		st, other := arms[0], arms[1]
 		if name == "B" {
 			st, other = arms[1], arms[0]
 		}
-		if ctx.Err() != nil {
+		share := roundShare{round: slot / 2, requests: reqs[slot/2], duration: durs[slot/2]}
+		interrupted, err := playRound(ctx, cfg, res, arms, st, other, share)
+		if interrupted {
 			res.Interrupted = true
 			break
 		}
-		if st.spec.kind() == "command" && st.srv == nil {
-			// One managed server at a time: a GPU rarely holds two
-			// models, and the idle one's background work would disturb
-			// the measured one.
-			other.stopServer(cfg.StopGrace, logw)
-			if err := st.startServer(ctx, cfg, logw); err != nil {
-				if ctx.Err() != nil {
-					res.Interrupted = true
-					break
-				}
-				return res, err
-			}
-		}
-		if err := st.openResults(cfg); err != nil {
+		if err != nil {
 			return res, err
-		}
-		fmt.Fprintf(logw, "omnibench ab: round %d/%d, arm %s (%s) at %s: %s\n",
-			round+1, cfg.Rounds, st.name, st.res.Label, redactURL(st.url), shareText(reqs[round], durs[round], cfg.Run.Load.Warmup))
-
-		rcfg := cfg.Run
-		rcfg.Target, rcfg.ServerInProcess = st.url, st.sim != nil
-		rcfg.Scrape = runner.ScrapeOff
-		rcfg.Out = nil
-		rcfg.Seed = RoundSeed(cfg.Run.Seed, round)
-		rcfg.Load.Seed = rcfg.Seed
-		rcfg.Load.Requests = reqs[round]
-		rcfg.Load.Duration = durs[round]
-		rcfg.OnRecord = st.onRecord(cfg.Run.OnRecord)
-		st.mu.Lock()
-		st.seqOffset = st.nextSeq
-		st.mu.Unlock()
-		st.res.Rounds++
-
-		out, rerr := runner.Run(ctx, rcfg)
-		if out != nil && out.Health != nil {
-			st.res.observeHealth(round, out.Health)
-		}
-		if werr := st.writeError(); werr != nil {
-			return res, werr
-		}
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			break
-		}
-		if rerr != nil {
-			return res, fmt.Errorf("abtest: round %d, arm %s: %w", round+1, st.name, rerr)
-		}
-		if out != nil {
-			res.Throughput.observe(st.name, round, out.Summary)
-		}
-		if err := st.checkAlive(ctx, round); err != nil {
-			if ctx.Err() != nil {
-				res.Interrupted = true
-				break
-			}
-			return res, err
-		}
-		var snap *scrape.Snapshot
-		var serr error
-		if round == cfg.Rounds-1 {
-			snap, serr = st.measureMetrics(ctx, cfg)
-		}
-		if st.spec.Stats != StatsUnclaimed && st.stats == nil {
-			if snap == nil && serr == nil {
-				snap, serr = st.fetchMetrics(ctx, cfg)
-			}
-			if ctx.Err() != nil {
-				res.Interrupted = true
-				break
-			}
-			st.observeStats(snap, serr)
-			if err := verifyStats(arms); err != nil {
-				return res, err
-			}
 		}
 	}
+	return res, finish(ctx, cfg, res, arms)
+}
 
+// roundShare is one round of an arm and its share of the requests or the
+// duration.
+type roundShare struct {
+	round    int
+	requests int
+	duration time.Duration
+}
+
+// playRound runs one arm's round: it starts the arm's managed server when
+// needed, runs the workload, checks the server survived, and reads its
+// /metrics when the round needs them. interrupted says ctx ended during
+// it: the rounds stop, and what was measured is still analysed.
+func playRound(ctx context.Context, cfg Config, res *Result, arms [2]*armState, st, other *armState, share roundShare) (interrupted bool, err error) {
+	logw := cfg.Run.Log
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	if st.spec.kind() == "command" && st.srv == nil {
+		// One managed server at a time: a GPU rarely holds two
+		// models, and the idle one's background work would disturb
+		// the measured one.
+		other.stopServer(cfg.StopGrace, logw)
+		if err := st.startServer(ctx, cfg, logw); err != nil {
+			return ctx.Err() != nil, err
+		}
+	}
+	if err := st.openResults(cfg); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(logw, "omnibench ab: round %d/%d, arm %s (%s) at %s: %s\n",
+		share.round+1, cfg.Rounds, st.name, st.res.Label, redactURL(st.url), shareText(share.requests, share.duration, cfg.Run.Load.Warmup))
+	if interrupted, err := runRound(ctx, cfg, res, st, share); interrupted || err != nil {
+		return interrupted, err
+	}
+	if err := st.checkAlive(ctx, share.round); err != nil {
+		return ctx.Err() != nil, err
+	}
+	return observeRound(ctx, cfg, arms, st, share.round)
+}
+
+// runRound runs the workload of one round against st and keeps the round's
+// throughput (res.Throughput).
+func runRound(ctx context.Context, cfg Config, res *Result, st *armState, share roundShare) (interrupted bool, err error) {
+	rcfg := cfg.Run
+	rcfg.Target, rcfg.ServerInProcess = st.url, st.sim != nil
+	rcfg.Scrape = runner.ScrapeOff
+	rcfg.Out = nil
+	rcfg.Seed = RoundSeed(cfg.Run.Seed, share.round)
+	rcfg.Load.Seed = rcfg.Seed
+	rcfg.Load.Requests = share.requests
+	rcfg.Load.Duration = share.duration
+	rcfg.OnRecord = st.onRecord(cfg.Run.OnRecord)
+	st.mu.Lock()
+	st.seqOffset = st.nextSeq
+	st.mu.Unlock()
+	st.res.Rounds++
+
+	out, rerr := runner.Run(ctx, rcfg)
+	if out != nil && out.Health != nil {
+		st.res.observeHealth(share.round, out.Health)
+	}
+	if werr := st.writeError(); werr != nil {
+		return false, werr
+	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	if rerr != nil {
+		return false, fmt.Errorf("abtest: round %d, arm %s: %w", share.round+1, st.name, rerr)
+	}
+	if out != nil {
+		res.Throughput.observe(st.name, share.round, out.Summary)
+	}
+	return false, nil
+}
+
+// observeRound reads st's /metrics after its last round (the sizes) and,
+// until the arm's stats are known, after its first (the claimed stats),
+// and refuses the experiment when the arms do not differ as claimed.
+func observeRound(ctx context.Context, cfg Config, arms [2]*armState, st *armState, round int) (interrupted bool, err error) {
+	var snap *scrape.Snapshot
+	var serr error
+	if round == cfg.Rounds-1 {
+		snap, serr = st.measureMetrics(ctx, cfg)
+	}
+	if st.spec.Stats == StatsUnclaimed || st.stats != nil {
+		return false, nil
+	}
+	if snap == nil && serr == nil {
+		snap, serr = st.fetchMetrics(ctx, cfg)
+	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	st.observeStats(snap, serr)
+	return false, verifyStats(arms)
+}
+
+// finish analyses the records gathered, writes the result file, and says
+// how the run ended: interrupted, refused a verdict, or res.Err.
+func finish(ctx context.Context, cfg Config, res *Result, arms [2]*armState) error {
 	for _, st := range arms {
 		st.mu.Lock()
 		st.res.kept = st.kept
@@ -408,18 +440,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if cfg.OutDir != "" {
 		path := filepath.Join(cfg.OutDir, ResultFile)
 		if err := writeJSONFile(path, res); err != nil {
-			return res, fmt.Errorf("abtest: %w", err)
+			return fmt.Errorf("abtest: %w", err)
 		}
 	}
 	if res.Interrupted {
 		// ctx.Err is the cause (canceled by Ctrl-C, or a deadline), whatever
 		// the round in flight made of it.
-		return res, fmt.Errorf("abtest: interrupted: %w", ctx.Err())
+		return fmt.Errorf("abtest: interrupted: %w", ctx.Err())
 	}
 	if refusal != nil {
-		return res, fmt.Errorf("abtest: no verdict: %w", refusal)
+		return fmt.Errorf("abtest: no verdict: %w", refusal)
 	}
-	return res, res.Err()
+	return res.Err()
 }
 
 // refusal says why res can give no verdict (nil when it can): an arm
