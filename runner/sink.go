@@ -56,6 +56,7 @@ func (r *run) newSinks() ([]sink, error) {
 			return nil, err
 		}
 		sinks = append(sinks, rs)
+		r.results = rs
 	}
 	if r.cfg.OnRecord != nil {
 		sinks = append(sinks, onRecordSink(r.cfg.OnRecord))
