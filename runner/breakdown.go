@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/internal/breakdown"
+	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
 	"github.com/omnibench/omnibench/summary"
 )
@@ -208,4 +209,15 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 	b := breakdown.Compute(*first, *last, ClientFiguresOf(set))
 	b.AddTimeline(tl)
 	return &b, tl.Points()
+}
+
+// BreakdownView is the breakdown as the run's report shows it, its
+// timeline on the time axis of the client's charts: seconds since the
+// run's start as the header records it.
+func BreakdownView(b *breakdown.Breakdown, points []breakdown.Point, h results.Header) *report.BreakdownView {
+	origin, err := time.Parse(time.RFC3339Nano, h.StartedAt)
+	if err != nil && len(points) > 0 {
+		origin = points[0].Start // a header without its start: the first scrape is the zero
+	}
+	return breakdown.View(b, points, origin)
 }

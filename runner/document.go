@@ -132,7 +132,7 @@ func (o *Outcome) Document() *Document {
 func (o *Outcome) Report() report.RunReport {
 	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOfSet(o.Set), ServerVsClient: o.ServerVsClient(), Health: o.Health}
 	if o.Breakdown != nil {
-		rep.Breakdown = breakdown.View(o.Breakdown, o.Timeline, o.startedAt())
+		rep.Breakdown = BreakdownView(o.Breakdown, o.Timeline, o.Header)
 	}
 	rep.Notes = append(rep.Notes, o.ClientNotes...)
 	if o.ScrapeNote != "" {
@@ -143,16 +143,6 @@ func (o *Outcome) Report() report.RunReport {
 	}
 	rep.Notes = append(rep.Notes, o.Notes...)
 	return rep
-}
-
-// startedAt is the run's start as the header says: the zero of the
-// client's charts over time, which the server's timeline is drawn against.
-func (o *Outcome) startedAt() time.Time {
-	t, err := time.Parse(time.RFC3339Nano, o.Header.StartedAt)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 func loadDocument(s load.Stats) LoadDocument {

@@ -93,6 +93,8 @@ type runOptions struct {
 	scrapeTimeout    time.Duration
 	scrapeMaxBytes   int64
 	scrapeMaxSamples int
+	// --scrape-interval: scrapes during the load for the breakdown
+	scrapeInterval time.Duration
 
 	// WebSocket kinds (speech-ws, realtime)
 	ws wsFlags
@@ -207,6 +209,8 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
 	f.Int64Var(&o.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
 	f.IntVar(&o.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
+	f.DurationVar(&o.scrapeInterval, "scrape-interval", 0, "also scrape /metrics this often during the run, for the breakdown's timeline "+
+		"(default 5s when --duration is over a minute, else off; 0 = off)")
 
 	o.ws.addFlags(f)
 	o.tls.addFlags(f)
@@ -301,6 +305,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
 		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
 		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
+		{"scrape-interval", o.scrapeInterval < 0, "0 or more (0 = off)"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
 		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
 	} {
@@ -477,6 +482,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeTimeout:    o.scrapeTimeout,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
+		ScrapeInterval:   scrapeInterval(f, o.scrapeInterval, lc),
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           commandRedactor(f),
 		Notes:            notes,
@@ -802,3 +808,24 @@ func (r *rateFlag) Set(s string) error {
 }
 
 func (r *rateFlag) Type() string { return "rate" }
+
+// defaultScrapeInterval is how often a long run scrapes /metrics during
+// its load when --scrape-interval is not given; longScrapedRun is the
+// duration bound from which it does. A shorter run has its first and last
+// scrapes only: its timeline would be a point or two.
+const (
+	defaultScrapeInterval = 5 * time.Second
+	longScrapedRun        = time.Minute
+)
+
+// scrapeInterval is --scrape-interval as given, or when not given the
+// default for the load's duration bound.
+func scrapeInterval(f *pflag.FlagSet, given time.Duration, lc load.Config) time.Duration {
+	if f.Changed("scrape-interval") {
+		return given
+	}
+	if lc.Duration > longScrapedRun {
+		return defaultScrapeInterval
+	}
+	return 0
+}

@@ -137,7 +137,25 @@ func summaryDocument(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 	slos.Type = "array"
 	slos.Items = &jsonschema.Schema{Ref: "#/$defs/SchemasSloResult"}
 	slos.Description = "The verdict on each SLO (--slo, the scenario's, --max-error-rate), in the order given; absent without SLOs."
+	nullableBreakdownNumbers(doc.Definitions)
 	return doc, nil
+}
+
+// nullableBreakdownNumbers describes the numbers of the breakdown's types
+// as they are written: null where undefined (a figure without
+// observations, a part that cannot be split), as their MarshalJSON does.
+func nullableBreakdownNumbers(defs jsonschema.Definitions) {
+	for name, d := range defs {
+		if !strings.HasPrefix(name, "Breakdown") || d.Properties == nil {
+			continue
+		}
+		for p := d.Properties.Oldest(); p != nil; p = p.Next() {
+			if p.Value.Type == "number" {
+				p.Value.OneOf = []*jsonschema.Schema{{Type: "number"}, {Type: "null"}}
+				p.Value.Type = ""
+			}
+		}
+	}
 }
 
 // sloResult mirrors the JSON slo.Result writes (by its MarshalJSON, which
