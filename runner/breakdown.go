@@ -9,6 +9,7 @@ import (
 	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/results"
+	"github.com/omnibench/omnibench/slo"
 	"github.com/omnibench/omnibench/summary"
 )
 
@@ -220,4 +221,13 @@ func BreakdownView(b *breakdown.Breakdown, points []breakdown.Point, h results.H
 		origin = points[0].Start // a header without its start: the first scrape is the zero
 	}
 	return breakdown.View(b, points, origin)
+}
+
+// ServerFigures are the server figures SLOs read from b (nil: none, and
+// such SLOs have no data).
+func ServerFigures(b *breakdown.Breakdown) slo.ServerFigures {
+	if b == nil {
+		return nil
+	}
+	return *b
 }

@@ -97,6 +97,12 @@ type figure struct {
 	p      float64
 	scalar string // scalar figure name
 	thMS   int    // continuity threshold in ms
+
+	// A server figure (server.go): its base name, the family it belongs
+	// to and the labels that select its rows.
+	server    string
+	serverDef *serverDef
+	labels    labelSet
 }
 
 // Figures lists the canonical figure names: every scalar figure, and every
@@ -110,6 +116,14 @@ func Figures() []string {
 	out = append(out, figContinuity+"_<N>ms")
 	for _, m := range metrics {
 		out = append(out, m.name+"_<stat>")
+	}
+	for _, d := range serverDefs {
+		switch {
+		case !d.stats:
+			out = append(out, d.name)
+		default:
+			out = append(out, d.name+"_<mean|p50|p95|p99>{"+strings.Join(d.labels, "|")+`="N"}`)
+		}
 	}
 	return out
 }
@@ -179,6 +193,15 @@ func canonicalCandidates() []string {
 	for _, m := range metrics {
 		for _, st := range []string{"mean", "median", "std", "min", "max", "p50", "p90", "p95", "p99"} {
 			out = append(out, m.name+"_"+st)
+		}
+	}
+	for _, d := range serverDefs {
+		if !d.stats {
+			out = append(out, d.name)
+			continue
+		}
+		for _, st := range serverStats {
+			out = append(out, d.name+"_"+st)
 		}
 	}
 	return out

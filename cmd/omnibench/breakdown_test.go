@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +108,32 @@ func TestScrapeIntervalDefault(t *testing.T) {
 		if got := scrapeInterval(f, given, load.Config{Duration: c.duration}); got != c.want {
 			t.Errorf("%v with --duration %v: %v, want %v", c.args, c.duration, got, c.want)
 		}
+	}
+}
+
+// An SLO on a figure of the breakdown passes and fails on the server's own
+// value, in the run and again in the report of its results file.
+func TestSLOOnBreakdownFigure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.jsonl")
+	pass := `server_stage_e2e_mean{stage="2"}<1m`
+	_, stderr, err := runRunCmd(t, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "on", "--out", path,
+		"--slo", pass, "--slo", "replica_imbalance<1000")
+	if err != nil {
+		t.Fatalf("run with SLOs the server meets: %v\n%s", err, stderr)
+	}
+	miss := `server_stage_e2e_mean{stage="2"}<1us`
+	stdout, _, err := runRunCmd(t, "-n", "2", "-c", "1", "--warmup", "0", "--scrape", "on", "--slo", miss)
+	if code := exitCodeTo(context.Background(), io.Discard, err); code != 3 {
+		t.Fatalf("run with an SLO the server misses: exit %d (%v), want 3\n%s", code, err, stdout)
+	}
+	if !strings.Contains(stdout, `server_stage_e2e_mean{stage="2"}`) {
+		t.Errorf("the verdict does not name the server figure:\n%s", stdout)
+	}
+	if _, err := runRoot(t, "report", path); err != nil {
+		t.Errorf("report of the passing run: %v", err)
+	}
+	if _, err := runRoot(t, "report", path, "--slo", miss); exitCodeTo(context.Background(), io.Discard, err) != 3 {
+		t.Errorf("report --slo %s: %v, want exit 3", miss, err)
 	}
 }

@@ -100,12 +100,13 @@ exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
-			bd, timeline := runner.BreakdownOfScrapes(h.Scrapes, summary.SetOf(recs))
+			set := summary.SetOf(recs)
+			bd, timeline := runner.BreakdownOfScrapes(h.Scrapes, set)
 			if bd != nil {
 				rep.Breakdown = runner.BreakdownView(bd, timeline, h)
 			}
 			if len(slos) > 0 {
-				rep.SLOs = slo.Evaluate(slos, s, recs)
+				rep.SLOs = slo.EvaluateServer(slos, s, set, runner.ServerFigures(bd))
 			}
 			if err := writeReport(cmd, o, h, recs, rep, reportDocument{Breakdown: bd, ServerTimeline: timeline}); err != nil {
 				return err

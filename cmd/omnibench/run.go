@@ -636,7 +636,7 @@ func (o *runOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
-		verdicts = slo.EvaluateSet(slos, outcome.Summary, outcome.Set)
+		verdicts = slo.EvaluateServer(slos, outcome.Summary, outcome.Set, runner.ServerFigures(outcome.Breakdown))
 		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
