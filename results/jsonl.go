@@ -48,6 +48,10 @@ type Scrape struct {
 	Series json.RawMessage `json:"series,omitempty"`
 	// Gap says why the scrape failed; the timeline shows it as a gap.
 	Gap string `json:"gap,omitempty"`
+	// MeasuredFrom, on the last scrape line, is when the run's measured
+	// phase began: the zero of the report's charts over time, which the
+	// scrapes' times are drawn against.
+	MeasuredFrom *time.Time `json:"measured_from,omitempty"`
 }
 
 // clientLine is the JSON form of a TypeClient line.

@@ -79,18 +79,23 @@ func (r *run) intervalScrape(ctx context.Context) {
 		r.writeScrape(results.Scrape{Phase: results.ScrapeInterval, At: at, Gap: reason})
 	default:
 		r.bd.timeline.Add(s)
-		r.writeSeries(results.ScrapeInterval, s)
+		r.writeSeries(results.ScrapeInterval, s, time.Time{})
 	}
 }
 
-// writeSeries writes one scrape line of s to the results file, if any.
-func (r *run) writeSeries(phase string, s breakdown.Series) {
+// writeSeries writes one scrape line of s to the results file, if any,
+// with when the measured phase began unless that is zero.
+func (r *run) writeSeries(phase string, s breakdown.Series, measuredFrom time.Time) {
 	body, err := json.Marshal(s)
 	if err != nil {
 		r.sinkErr.keep(fmt.Errorf("encoding the %s scrape: %w", phase, err))
 		return
 	}
-	r.writeScrape(results.Scrape{Phase: phase, At: s.At, Series: body})
+	sc := results.Scrape{Phase: phase, At: s.At, Series: body}
+	if !measuredFrom.IsZero() {
+		sc.MeasuredFrom = &measuredFrom
+	}
+	r.writeScrape(sc)
 }
 
 func (r *run) writeScrape(sc results.Scrape) {
@@ -109,7 +114,7 @@ func (r *run) firstBreakdownScrape() {
 	r.bd.first, r.bd.firstErr = breakdown.FromSnapshot(r.out.Before)
 	if r.bd.firstErr == nil {
 		r.bd.timeline.Add(r.bd.first)
-		r.writeSeries(results.ScrapeFirst, r.bd.first)
+		r.writeSeries(results.ScrapeFirst, r.bd.first, time.Time{})
 	}
 }
 
@@ -135,7 +140,7 @@ func (r *run) computeBreakdown() {
 		return
 	}
 	r.bd.timeline.Add(last)
-	r.writeSeries(results.ScrapeLast, last)
+	r.writeSeries(results.ScrapeLast, last, out.MeasuredFrom)
 	b := breakdown.Compute(r.bd.first, last, ClientFiguresOf(out.Set))
 	b.AddTimeline(r.bd.timeline)
 	out.Breakdown, out.Timeline = &b, r.bd.timeline.Points()
@@ -180,6 +185,7 @@ func ClientFiguresOf(set *summary.Set) breakdown.ClientFigures {
 // scrape lines of its results file (results.Header.Scrapes) and its
 // requests, as the run computed them: nil when the file has no scrape
 // lines (written before they existed, or by a run that did not scrape).
+// Its view is BreakdownView with MeasuredFrom(scrapes).
 func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.Breakdown, []breakdown.Point) {
 	if len(scrapes) == 0 {
 		return nil, nil
@@ -214,13 +220,23 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 
 // BreakdownView is the breakdown as the run's report shows it, its
 // timeline on the time axis of the client's charts: seconds since the
-// run's start as the header records it.
-func BreakdownView(b *breakdown.Breakdown, points []breakdown.Point, h results.Header) *report.BreakdownView {
-	origin, err := time.Parse(time.RFC3339Nano, h.StartedAt)
-	if err != nil && len(points) > 0 {
-		origin = points[0].Start // a header without its start: the first scrape is the zero
+// measured phase began (measuredFrom; when zero, the first scrape).
+func BreakdownView(b *breakdown.Breakdown, points []breakdown.Point, measuredFrom time.Time) *report.BreakdownView {
+	if measuredFrom.IsZero() && len(points) > 0 {
+		measuredFrom = points[0].Start
 	}
-	return breakdown.View(b, points, origin)
+	return breakdown.View(b, points, measuredFrom)
+}
+
+// MeasuredFrom is when the measured phase of the run whose scrape lines
+// these are began, as its last scrape line says (zero when it does not).
+func MeasuredFrom(scrapes []results.Scrape) time.Time {
+	for _, sc := range scrapes {
+		if sc.MeasuredFrom != nil {
+			return *sc.MeasuredFrom
+		}
+	}
+	return time.Time{}
 }
 
 // ServerFigures are the server figures SLOs read from b (nil: none, and

@@ -70,6 +70,17 @@ func TestRunBreakdownNamesSlowReplica(t *testing.T) {
 			t.Errorf("line %d is %d columns wide: %s", i+1, n, line)
 		}
 	}
+	var page bytes.Buffer
+	sections := report.RunSectionsSet(out.Report(), out.Set, out.Worst)
+	if err := report.WriteHTML(&page, report.HTMLReport{Title: "t", Sections: sections}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="breakdown-waterfall"`, `data-chart="server-queues"`,
+		`data-chart="server-rates"`, ">stage 2<", ">client side<"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %s", want)
+		}
+	}
 	doc, err := json.Marshal(out.Document())
 	if err != nil {
 		t.Fatal(err)

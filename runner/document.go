@@ -132,7 +132,7 @@ func (o *Outcome) Document() *Document {
 func (o *Outcome) Report() report.RunReport {
 	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOfSet(o.Set), ServerVsClient: o.ServerVsClient(), Health: o.Health}
 	if o.Breakdown != nil {
-		rep.Breakdown = BreakdownView(o.Breakdown, o.Timeline, o.Header)
+		rep.Breakdown = BreakdownView(o.Breakdown, o.Timeline, o.MeasuredFrom)
 	}
 	rep.Notes = append(rep.Notes, o.ClientNotes...)
 	if o.ScrapeNote != "" {

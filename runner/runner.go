@@ -168,6 +168,9 @@ type Outcome struct {
 	// told. Timeline is the gauges and rates between the scrapes.
 	Breakdown *breakdown.Breakdown
 	Timeline  []breakdown.Point
+	// MeasuredFrom is when the measured phase began (zero if it never
+	// did): the zero of the report's charts over time.
+	MeasuredFrom time.Time
 
 	// Health is the load generator's own health over the load phase, with
 	// its saturation verdict.
@@ -491,6 +494,7 @@ func (r *run) loadConfig() load.Config {
 		lcfg.OnDrop = r.cfg.OnDrop
 	}
 	lcfg.OnBegin = func(late time.Duration) {
+		r.out.MeasuredFrom = time.Now()
 		r.out.Header.StartLateS = late.Seconds()
 		r.begin()
 	}

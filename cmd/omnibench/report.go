@@ -103,7 +103,7 @@ exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
 			set := summary.SetOf(recs)
 			bd, timeline := runner.BreakdownOfScrapes(h.Scrapes, set)
 			if bd != nil {
-				rep.Breakdown = runner.BreakdownView(bd, timeline, h)
+				rep.Breakdown = runner.BreakdownView(bd, timeline, runner.MeasuredFrom(h.Scrapes))
 			}
 			if len(slos) > 0 {
 				rep.SLOs = slo.EvaluateServer(slos, s, set, runner.ServerFigures(bd))

@@ -19,7 +19,7 @@ const (
 // View is the breakdown as the report shows it: its tables (which fit 100
 // columns), the attribution's parts for the waterfall and the timeline's
 // gauges and rates as charts, their times in seconds since origin (the
-// run's start, the client charts' zero).
+// start of the run's measured phase, the client charts' zero).
 func View(b *Breakdown, points []Point, origin time.Time) *report.BreakdownView {
 	v := &report.BreakdownView{Timelines: timelineCharts(points, origin)}
 	if !b.Computable {
@@ -159,36 +159,40 @@ func timelineCharts(points []Point, origin time.Time) []report.ServerTimeline {
 	rates := report.ServerTimeline{ID: "server-rates", Title: "Server: finished requests per second",
 		YLabel: "requests per second (req/s)"}
 	kv := report.ServerTimeline{ID: "server-kv-cache", Title: "Server: KV-cache usage", YLabel: "usage (%)"}
-	index := map[string]*report.TimeSeries{}
-	add := func(c *report.ServerTimeline, name string, x, y float64) {
+	// Index by chart and name; the series slices grow, so by position.
+	index := map[string]int{}
+	var x0, x1 float64
+	add := func(c *report.ServerTimeline, name string, y float64) {
 		key := c.ID + "\x00" + name
-		s, ok := index[key]
+		i, ok := index[key]
 		if !ok {
 			c.Series = append(c.Series, report.TimeSeries{Name: name})
-			s = &c.Series[len(c.Series)-1]
-			index[key] = s
+			i = len(c.Series) - 1
+			index[key] = i
 		}
-		s.Xs, s.Ys = append(s.Xs, x), append(s.Ys, y)
+		s := &c.Series[i]
+		// The interval's value, held from its start to its end.
+		s.Xs, s.Ys = append(s.Xs, x0, x1), append(s.Ys, y, y)
 	}
 	for _, p := range points {
-		x := p.End.Sub(origin).Seconds()
+		x0, x1 = p.Start.Sub(origin).Seconds(), p.End.Sub(origin).Seconds()
 		if p.valueless() {
 			for _, c := range []*report.ServerTimeline{&queues, &rates, &kv} {
-				c.Gaps = append(c.Gaps, x)
+				c.Gaps = append(c.Gaps, x1)
 			}
 			continue
 		}
 		for _, g := range p.Gauges {
 			switch g.Name {
 			case GaugeKVCacheUsage:
-				add(&kv, "stage "+g.Stage+"/"+g.Replica, x, g.Mean*100)
+				add(&kv, "stage "+g.Stage+"/"+g.Replica, g.Mean*100)
 			default:
-				add(&queues, seriesName(g.Name, g.Stage, g.Replica), x, g.Mean)
+				add(&queues, seriesName(g.Name, g.Stage, g.Replica), g.Mean)
 			}
 		}
 		for _, r := range p.Rates {
 			if r.Name != RateStageTokens {
-				add(&rates, seriesName(r.Name, r.Stage, r.Replica), x, r.PerSecond)
+				add(&rates, seriesName(r.Name, r.Stage, r.Replica), r.PerSecond)
 			}
 		}
 	}
