@@ -119,10 +119,13 @@ func (r *run) firstBreakdownScrape() {
 }
 
 // computeBreakdown breaks the run down from its first and last scrapes
-// (Outcome.Breakdown, Timeline), or says why it cannot.
+// (Outcome.Breakdown, Timeline), or says why it cannot; nothing with
+// --scrape off.
 func (r *run) computeBreakdown() {
 	out := r.out
 	switch {
+	case r.cfg.Scrape == ScrapeOff && out.ScrapeNote == "":
+		return // the user asked for no look at the server: nothing to say
 	case out.Before == nil || out.After == nil:
 		why := out.ScrapeNote
 		if why == "" {
