@@ -208,8 +208,11 @@ func TestRunIntervalScrapes(t *testing.T) {
 			}
 		}
 	}
-	if phases[results.ScrapeFirst] != 1 || phases[results.ScrapeLast] != 1 || phases[results.ScrapeInterval] < 3 || gaps != 1 {
-		t.Fatalf("scrape lines by phase %v, %d gaps; want first, last, three interval scrapes or more, one gap", phases, gaps)
+	// The scrapes are sequential: the failed second and the third ended
+	// before the fourth released the requests; the fourth may be cut short
+	// by the end of the load, which is no line.
+	if phases[results.ScrapeFirst] != 1 || phases[results.ScrapeLast] != 1 || phases[results.ScrapeInterval] < 2 || gaps != 1 {
+		t.Fatalf("scrape lines by phase %v, %d gaps; want first, last, two interval scrapes or more, one gap", phases, gaps)
 	}
 	if len(out.Timeline) < 3 {
 		t.Errorf("timeline %+v", out.Timeline)
