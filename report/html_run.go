@@ -38,7 +38,7 @@ func RunSectionsSet(r RunReport, set *summary.Set, worst *summary.WorstPicker) [
 	// The page header says what ran; the server-vs-client table moves to
 	// its own section beside its chart.
 	tablesOnly := r
-	tablesOnly.ServerVsClient = nil
+	tablesOnly.ServerVsClient, tablesOnly.Breakdown = nil, nil
 	out := []HTMLSection{{Title: "Summary", Tables: resultTables(tablesOnly)}}
 	if banner, failed := failureBanner(s); failed {
 		out = append([]HTMLSection{banner}, out...)
@@ -52,13 +52,23 @@ func RunSectionsSet(r RunReport, set *summary.Set, worst *summary.WorstPicker) [
 		Title:  "Playback continuity",
 		charts: []chart{underrunChart(measured, s), worstTimelineChart(worst)},
 	})
-	out = append(out, HTMLSection{
+	load := HTMLSection{
 		Title:  "Load over time",
 		Notes:  []string{"Time is measured from the start of the run; warm-up requests are left out."},
 		charts: overTimeCharts(measured),
-	})
+	}
+	if r.Breakdown != nil && len(r.Breakdown.Timelines) > 0 {
+		load.Notes = append(load.Notes, "The server's charts (its /metrics, scraped during the run) share the time axis "+
+			"of the client's; each value is plotted at the end of the interval it covers.")
+		load.charts = append(load.charts, serverTimelineCharts(r.Breakdown.Timelines)...)
+		shareXAxis(load.charts)
+	}
+	out = append(out, load)
 	if len(r.ServerVsClient) > 0 {
 		out = append(out, serverVsClientSection(r.ServerVsClient))
+	}
+	if r.Breakdown != nil {
+		out = append(out, breakdownSection(r.Breakdown))
 	}
 	return out
 }
@@ -431,4 +441,55 @@ func measuredOf(set *summary.Set) measured {
 		}
 	})
 	return m
+}
+
+// breakdownSection is where the time went by the server's metrics: the
+// waterfall of the client's mean latency, then the tables.
+func breakdownSection(v *BreakdownView) HTMLSection {
+	sec := HTMLSection{Title: "Where the time went", Tables: v.Tables}
+	wf := chart{id: "breakdown-waterfall", title: "The client's mean latency, part by part", kind: kindWaterfall,
+		xLabel: "mean time per request (ms)", parts: v.Parts, emptyText: "cannot be split"}
+	if len(v.Parts) > 0 {
+		wf.caption = "Each bar starts where the one above ended: the last ends at the client's mean e2e. " +
+			"Stages and transfers are the server's own sums over its counts; the rest of the server is " +
+			"queueing and orchestration outside the stages; the client side is the network and the client."
+	} else {
+		wf.caption = v.Note
+	}
+	sec.charts = []chart{wf}
+	return sec
+}
+
+// shareXAxis gives x/y charts one x axis: the span of all their data.
+func shareXAxis(cs []chart) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range cs {
+		if xlo, xhi, _, _, ok := cs[i].xyBounds(); ok {
+			lo, hi = math.Min(lo, xlo), math.Max(hi, xhi)
+		}
+	}
+	if lo > hi {
+		return
+	}
+	for i := range cs {
+		cs[i].xSpan = []float64{lo, hi}
+	}
+}
+
+// serverTimelineCharts draws the server's timelines (each interval's value
+// held over the interval), a failed scrape as a marked vertical line.
+func serverTimelineCharts(ts []ServerTimeline) []chart {
+	out := make([]chart, 0, len(ts))
+	for _, t := range ts {
+		c := chart{id: t.ID, title: t.Title, xLabel: "time since run start (s)", yLabel: t.YLabel, yFrom0: true,
+			emptyText: "not exposed by the server"}
+		for _, s := range t.Series {
+			c.series = append(c.series, series{name: s.Name, xs: s.Xs, ys: s.Ys})
+		}
+		for _, g := range t.Gaps {
+			c.vlines = append(c.vlines, refLine{value: g, label: "scrape failed"})
+		}
+		out = append(out, c)
+	}
+	return out
 }

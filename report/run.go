@@ -92,6 +92,9 @@ type RunReport struct {
 	Notes []string
 	// Health is the load generator's own health (nil: not watched).
 	Health *selfmon.Report
+	// Breakdown is where the time went by the server's own metrics, as
+	// the report shows it (nil: the run did not look at the server).
+	Breakdown *BreakdownView
 }
 
 // Workload names the request kinds and models a run sent.
@@ -202,6 +205,9 @@ func resultTables(r RunReport) []Table {
 	}
 	if len(r.ServerVsClient) > 0 {
 		out = append(out, serverVsClientTable(r.ServerVsClient))
+	}
+	if r.Breakdown != nil {
+		out = append(out, r.Breakdown.Tables...)
 	}
 	if notes := append(append([]string{}, r.Notes...), r.Summary.Warnings...); len(notes) > 0 {
 		out = append(out, Table{Title: "Notes", Notes: notes})

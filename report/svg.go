@@ -30,9 +30,10 @@ const (
 type chartKind int
 
 const (
-	kindXY    chartKind = iota // line and step series on numeric axes
-	kindHist                   // bars over numeric bins
-	kindHBars                  // horizontal grouped bars, one row per category
+	kindXY        chartKind = iota // line and step series on numeric axes
+	kindHist                       // bars over numeric bins
+	kindHBars                      // horizontal grouped bars, one row per category
+	kindWaterfall                  // one bar per part, each starting where the one above ended
 )
 
 // series is one line of an x/y chart. Points with a non-finite coordinate
@@ -110,11 +111,14 @@ type chart struct {
 
 	bars hbars // kindHBars
 
+	parts []WaterfallPart // kindWaterfall, in order
+
 	hlines, vlines []refLine
-	bands          []band // kindXY: shaded spans of x, behind the series
-	yFrom0         bool   // the y axis starts at 0 whatever the data
-	caption        string // shown under the chart by the page
-	emptyText      string // shown in the plot when there is no data; default "no data"
+	bands          []band    // kindXY: shaded spans of x, behind the series
+	xSpan          []float64 // kindXY: x values the axis includes (charts that share one axis)
+	yFrom0         bool      // the y axis starts at 0 whatever the data
+	caption        string    // shown under the chart by the page
+	emptyText      string    // shown in the plot when there is no data; default "no data"
 }
 
 // color returns the i-th colour of the Okabe-Ito palette, which stays
@@ -422,6 +426,8 @@ func (c *chart) svg() string {
 		return c.histSVG()
 	case kindHBars:
 		return c.hbarsSVG()
+	case kindWaterfall:
+		return c.waterfallSVG()
 	}
 	return c.xySVG()
 }
@@ -452,6 +458,11 @@ func (c *chart) xyBounds() (xlo, xhi, ylo, yhi float64, hasData bool) {
 	for _, l := range c.vlines {
 		if finite(l.value) {
 			xlo, xhi = math.Min(xlo, l.value), math.Max(xhi, l.value)
+		}
+	}
+	for _, x := range c.xSpan {
+		if finite(x) {
+			xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
 		}
 	}
 	return xlo, xhi, ylo, yhi, true
@@ -798,4 +809,53 @@ func (b *svgWriter) barLabel(x, y float64, label string) {
 	}
 	b.fitText(x, y-3, "end", "", lines[0], charW, maxW)
 	b.fitText(x, y+12, "end", "", lines[1], charW, maxW)
+}
+
+// waterfallSVG draws the parts of a whole as a waterfall: one row per
+// part, its bar starting where the previous part's ended, so that the last
+// bar ends at the whole and the longest bar is where the time went. A part
+// that is not a finite, non-negative time is left out of the bars and
+// named as such beside its label.
+func (c *chart) waterfallSVG() string {
+	total := 0.0
+	for _, p := range c.parts {
+		if finite(p.Seconds) && p.Seconds > 0 {
+			total += p.Seconds
+		}
+	}
+	top := 40.0
+	nrows := len(c.parts)
+	h := math.Max(float64(nrows)*barRowH, barRowH)
+	_, x1, step := niceDomain(0, math.Max(total*1000, 1e-3), 5)
+	f := frame{left: barLabelW, top: top, w: chartW - barLabelW - 90, h: h, x0: 0, x1: x1, y0: 0, y1: 1}
+	var b svgWriter
+	c.open(&b, top+h+bottomSpace)
+	for _, t := range ticksOf(0, x1, step) {
+		x := f.sx(t)
+		b.line(x, f.top, x, f.top+f.h, `class="grid"`)
+		b.text(x, f.top+f.h+19, "middle", "tick", tickLabel(t, step))
+	}
+	b.rect(f.left, f.top, f.w, f.h, `class="frame"`)
+	b.text(f.left+f.w/2, f.top+f.h+44, "middle", "al", c.xLabel)
+	if nrows == 0 {
+		b.text(f.left+f.w/2, f.top+f.h/2, "middle", "nodata", c.empty())
+		b.WriteString(`</svg>`)
+		return b.String()
+	}
+	at := 0.0
+	for r, p := range c.parts {
+		y := f.top + float64(r)*barRowH + 6
+		b.barLabel(f.left-8, y+(barRowH-12)/2, p.Label)
+		if !finite(p.Seconds) || p.Seconds < 0 {
+			b.text(f.left+4, y+(barRowH-12)/2+4, "start", "tick", "not known")
+			continue
+		}
+		ms := p.Seconds * 1000
+		x0, x1 := f.sx(at), f.sx(at+ms)
+		b.rect(x0, y, math.Max(x1-x0, 1), barRowH-12, `fill="`+color(r)+`"`)
+		b.text(x1+4, y+barRowH-17, "start", "tick", fv(ms)+" ms")
+		at += ms
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
 }

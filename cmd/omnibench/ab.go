@@ -290,6 +290,11 @@ func (o *abOptions) runConfig(f *pflag.FlagSet) (runner.Config, *scenarios.Scena
 			rcfg.Load.Burstiness = 0
 		}
 	}
+	// An A/B weighs what the server's metrics cost: no scrapes during an
+	// arm unless --scrape-interval asks for them.
+	if !f.Changed("scrape-interval") {
+		rcfg.ScrapeInterval = 0
+	}
 	// Nor do its request count or duration: -n and -d are per arm.
 	if !f.Changed("duration") {
 		rcfg.Load.Duration = 0

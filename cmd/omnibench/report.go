@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/junit"
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
@@ -37,6 +39,10 @@ type reportDocument struct {
 	Summary       *summary.Summary   `json:"summary"`
 	Bench         map[string]float64 `json:"bench"`
 	SLOs          []slo.Result       `json:"slos,omitempty"` // the --slo verdicts, as run's summary has them
+	// Breakdown and ServerTimeline are rebuilt from the file's scrape
+	// lines, as run's summary has them; absent without such lines.
+	Breakdown      *breakdown.Breakdown `json:"breakdown,omitempty"`
+	ServerTimeline []breakdown.Point    `json:"server_timeline,omitempty"`
 }
 
 func newReportCmd() *cobra.Command {
@@ -94,10 +100,15 @@ exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
 			s := summary.Compute(recs, summary.Options{Percentiles: o.percentiles, Thresholds: thresholds, Goodput: goodput, IncludeRamp: o.includeRamp})
 			s.Mode = h.Mode
 			rep := report.RunReport{Header: h, Summary: s, Workload: report.WorkloadOf(recs)}
-			if len(slos) > 0 {
-				rep.SLOs = slo.Evaluate(slos, s, recs)
+			set := summary.SetOf(recs)
+			bd, timeline := runner.BreakdownOfScrapes(h.Scrapes, set)
+			if bd != nil {
+				rep.Breakdown = runner.BreakdownView(bd, timeline, runner.MeasuredFrom(h.Scrapes))
 			}
-			if err := writeReport(cmd, o, h, recs, rep); err != nil {
+			if len(slos) > 0 {
+				rep.SLOs = slo.EvaluateServer(slos, s, set, runner.ServerFigures(bd))
+			}
+			if err := writeReport(cmd, o, h, recs, rep, reportDocument{Breakdown: bd, ServerTimeline: timeline}); err != nil {
 				return err
 			}
 			// The same verdict, line and status as the run that wrote the
@@ -120,7 +131,8 @@ exits what the run did: 0 PASS, 1 nothing measured, 3 an SLO missed.
 }
 
 // writeReport writes the report in o's format, its HTML and JUnit files.
-func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []results.Record, rep report.RunReport) error {
+// doc carries the parts of the JSON document the report's tables do not.
+func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []results.Record, rep report.RunReport, doc reportDocument) error {
 	s := rep.Summary
 	if o.junit != "" {
 		if err := junit.WriteFile(o.junit, slo.JUnitSuite(rep.SLOs)); err != nil {
@@ -137,7 +149,8 @@ func writeReport(cmd *cobra.Command, o *reportOptions, h results.Header, recs []
 	if o.format == report.FormatJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(reportDocument{SchemaVersion: results.SchemaVersion, Run: h, Summary: s, Bench: s.Bench(), SLOs: rep.SLOs})
+		doc.SchemaVersion, doc.Run, doc.Summary, doc.Bench, doc.SLOs = results.SchemaVersion, h, s, s.Bench(), rep.SLOs
+		return enc.Encode(doc)
 	}
 	return renderTables(cmd.OutOrStdout(), o.format, o.wide, report.RunTables(rep)...)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -190,6 +191,7 @@ func (o *runOptions) plan(f *pflag.FlagSet) (runner.Config, *scenarios.Scenario,
 		ScrapeTimeout:    o.scrapeTimeout,
 		ScrapeMaxBytes:   o.scrapeMaxBytes,
 		ScrapeMaxSamples: o.scrapeMaxSamples,
+		ScrapeInterval:   scrapeInterval(f, o.scrapeInterval, ap.Load),
 		Flags:            flagsWithoutSecrets(f),
 		Redact:           commandRedactor(f),
 		Notes:            notes,
@@ -418,7 +420,7 @@ func (o *runOptions) writeOutputs(cmd *cobra.Command, outcome *runner.Outcome, s
 	doc := outcome.Document()
 	var verdicts []slo.Result
 	if len(slos) > 0 {
-		verdicts = slo.EvaluateSet(slos, outcome.Summary, outcome.Set)
+		verdicts = slo.EvaluateServer(slos, outcome.Summary, outcome.Set, runner.ServerFigures(outcome.Breakdown))
 		rep.SLOs = verdicts
 		if raw, err := json.Marshal(verdicts); err == nil {
 			doc.SLOs = raw
@@ -572,3 +574,24 @@ func (r *rateFlag) Set(s string) error {
 }
 
 func (r *rateFlag) Type() string { return "rate" }
+
+// defaultScrapeInterval is how often a long run scrapes /metrics during
+// its load when --scrape-interval is not given; longScrapedRun is the
+// duration bound from which it does. A shorter run has its first and last
+// scrapes only: its timeline would be a point or two.
+const (
+	defaultScrapeInterval = 5 * time.Second
+	longScrapedRun        = time.Minute
+)
+
+// scrapeInterval is --scrape-interval as given, or when not given the
+// default for the load's duration bound.
+func scrapeInterval(f *pflag.FlagSet, given time.Duration, lc load.Config) time.Duration {
+	if f.Changed("scrape-interval") {
+		return given
+	}
+	if lc.Duration > longScrapedRun {
+		return defaultScrapeInterval
+	}
+	return 0
+}

@@ -177,6 +177,8 @@ type scrapeFlags struct {
 	scrapeTimeout    time.Duration
 	scrapeMaxBytes   int64
 	scrapeMaxSamples int
+	// --scrape-interval: scrapes during the load for the breakdown
+	scrapeInterval time.Duration
 }
 
 func (s *scrapeFlags) register(f *pflag.FlagSet) {
@@ -193,6 +195,8 @@ func (s *scrapeFlags) registerWith(f *pflag.FlagSet, mode, usage string) {
 	f.DurationVar(&s.scrapeTimeout, "scrape-timeout", scrape.DefaultTimeout, "give up on one /metrics scrape after this long (it becomes a note)")
 	f.Int64Var(&s.scrapeMaxBytes, "scrape-max-bytes", scrape.MaxBodyBytes, "largest /metrics body read, in bytes")
 	f.IntVar(&s.scrapeMaxSamples, "scrape-max-samples", scrape.DefaultMaxSamples, "most /metrics samples (lines with a value) decoded")
+	f.DurationVar(&s.scrapeInterval, "scrape-interval", 0, "also scrape /metrics this often during the run, for the breakdown's timeline "+
+		"(default 5s when --duration is over a minute, else off; 0 = off)")
 }
 
 // simulatorFlags configure the embedded simulator started without --url.

@@ -91,6 +91,7 @@ func (o *runOptions) checkClientBounds(f *pflag.FlagSet) error {
 		{"scrape-timeout", o.scrapeTimeout <= 0, "greater than 0"},
 		{"scrape-max-bytes", o.scrapeMaxBytes <= 0, "greater than 0"},
 		{"scrape-max-samples", o.scrapeMaxSamples <= 0, "greater than 0"},
+		{"scrape-interval", o.scrapeInterval < 0, "0 or more (0 = off)"},
 		{"max-event-bytes", o.maxEventBytes < 1, "at least 1"},
 		{"audible-threshold", !(o.audibleDB >= onset.MinThresholdDBFS && o.audibleDB < 0), "in [-90, 0) dBFS"},
 	} {

@@ -82,11 +82,12 @@ func resultsLine(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 	header := r.Reflect(&results.Header{})
 	request := r.Reflect(&results.Record{})
 	client := r.Reflect(&clientLine{})
+	scrapeLine := r.Reflect(&results.Scrape{})
 	root := &jsonschema.Schema{
 		Version:     jsonschema.Version,
 		ID:          baseID + ResultsFile,
 		Title:       "omnibench results JSONL line",
-		Description: "One line of a results file (run --out): the header line first, a request line per request as it finished, and the client line last (absent when the run was killed).",
+		Description: "One line of a results file (run --out): the header line first, a request line per request as it finished, scrape lines (the first and last /metrics scrape and those during the run, of the families the breakdown reads), and the client line last (absent when the run was killed).",
 		Definitions: jsonschema.Definitions{},
 	}
 	for _, part := range []struct {
@@ -97,6 +98,7 @@ func resultsLine(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 		{header, "ResultsHeader", results.TypeHeader},
 		{request, "ResultsRecord", results.TypeRequest},
 		{client, "SchemasClientLine", results.TypeClient},
+		{scrapeLine, "ResultsScrape", results.TypeScrape},
 	} {
 		for name, d := range part.s.Definitions {
 			root.Definitions[name] = d
@@ -135,7 +137,25 @@ func summaryDocument(r *jsonschema.Reflector) (*jsonschema.Schema, error) {
 	slos.Type = "array"
 	slos.Items = &jsonschema.Schema{Ref: "#/$defs/SchemasSloResult"}
 	slos.Description = "The verdict on each SLO (--slo, the scenario's, --max-error-rate), in the order given; absent without SLOs."
+	nullableBreakdownNumbers(doc.Definitions)
 	return doc, nil
+}
+
+// nullableBreakdownNumbers describes the numbers of the breakdown's types
+// as they are written: null where undefined (a figure without
+// observations, a part that cannot be split), as their MarshalJSON does.
+func nullableBreakdownNumbers(defs jsonschema.Definitions) {
+	for name, d := range defs {
+		if !strings.HasPrefix(name, "Breakdown") || d.Properties == nil {
+			continue
+		}
+		for p := d.Properties.Oldest(); p != nil; p = p.Next() {
+			if p.Value.Type == "number" {
+				p.Value.OneOf = []*jsonschema.Schema{{Type: "number"}, {Type: "null"}}
+				p.Value.Type = ""
+			}
+		}
+	}
 }
 
 // sloResult mirrors the JSON slo.Result writes (by its MarshalJSON, which

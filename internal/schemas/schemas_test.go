@@ -52,9 +52,10 @@ func TestResultsLineTellsTypesApart(t *testing.T) {
 	if s.Schema != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema %q, want draft 2020-12", s.Schema)
 	}
-	want := map[string]string{"#/$defs/ResultsHeader": "header", "#/$defs/ResultsRecord": "request", "#/$defs/SchemasClientLine": "client"}
+	want := map[string]string{"#/$defs/ResultsHeader": "header", "#/$defs/ResultsRecord": "request", "#/$defs/SchemasClientLine": "client",
+		"#/$defs/ResultsScrape": "scrape"}
 	if len(s.OneOf) != len(want) {
-		t.Fatalf("oneOf %v, want the three line types", s.OneOf)
+		t.Fatalf("oneOf %v, want the four line types", s.OneOf)
 	}
 	for _, alt := range s.OneOf {
 		name := alt.Ref[len("#/$defs/"):]

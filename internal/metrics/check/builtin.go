@@ -28,6 +28,8 @@ func (ev *evaluator) builtin(r *Rule, base Result) []Result {
 		return ev.statsGating(r, base)
 	case CheckFormat:
 		return ev.format(r, base)
+	case CheckBreakdown:
+		return ev.breakdownConsistency(r, base)
 	}
 	base.Status, base.Detail = Fail, "unknown check "+r.Check
 	return []Result{base}

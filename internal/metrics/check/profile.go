@@ -8,14 +8,18 @@ import (
 )
 
 // Built-in profiles: vllm-omni for vLLM-Omni servers (which includes
-// format), format for the exposition format of any server.
+// format), format for the exposition format of any server, breakdown for
+// what the breakdown of a run relies on (the per-stage and per-edge series
+// of a vLLM-Omni server with stats on, which vllm-omni checks only for
+// their shape).
 const (
-	ProfileVLLMOmni = "vllm-omni"
-	ProfileFormat   = "format"
+	ProfileVLLMOmni  = "vllm-omni"
+	ProfileFormat    = "format"
+	ProfileBreakdown = "breakdown"
 )
 
 // ProfileNames lists the built-in profiles.
-func ProfileNames() []string { return []string{ProfileVLLMOmni, ProfileFormat} }
+func ProfileNames() []string { return []string{ProfileVLLMOmni, ProfileFormat, ProfileBreakdown} }
 
 // Profile returns the rules of a built-in profile.
 func Profile(name string) ([]Rule, error) {
@@ -24,6 +28,8 @@ func Profile(name string) ([]Rule, error) {
 		return vllmOmniProfile(), nil
 	case ProfileFormat:
 		return []Rule{formatRule(ProfileFormat)}, nil
+	case ProfileBreakdown:
+		return []Rule{{Name: "breakdown consistency", Check: CheckBreakdown, Source: "profile " + ProfileBreakdown}}, nil
 	}
 	return nil, fmt.Errorf("unknown profile %q (built in: %s)", name, strings.Join(ProfileNames(), ", "))
 }

@@ -78,10 +78,13 @@ const (
 	// CheckFormat validates the exposition bytes against the text format
 	// 0.0.4 or OpenMetrics 1.0 (see package exposition).
 	CheckFormat = "format"
+	// CheckBreakdown checks what the breakdown of a run relies on (stage
+	// counts, hops, the pipeline's e2e against its parts; breakdown.go).
+	CheckBreakdown = "breakdown_consistency"
 )
 
 func checkNames() []string {
-	return []string{CheckLint, CheckNaming, CheckHistogramInvariants, CheckIntegerLabels, CheckStatsGating, CheckFormat}
+	return []string{CheckLint, CheckNaming, CheckHistogramInvariants, CheckIntegerLabels, CheckStatsGating, CheckFormat, CheckBreakdown}
 }
 
 func measureNames() []string {

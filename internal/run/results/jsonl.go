@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Line types of a results JSONL file.
@@ -22,7 +23,40 @@ const (
 	// "id"), written when the transcription is done; Read sets the
 	// record's ASR from it.
 	TypeASR = "asr"
+	// TypeScrape is one scrape of the server's /metrics, of the families
+	// the breakdown of the run reads (see Scrape).
+	TypeScrape = "scrape"
 )
+
+// Phases of a Scrape line.
+const (
+	ScrapeFirst    = "first"    // before the load
+	ScrapeInterval = "interval" // during the load (run --scrape-interval)
+	ScrapeLast     = "last"     // after the load and the --settle wait
+)
+
+// Scrape is a TypeScrape line: what the run kept of one scrape of the
+// server's /metrics, so that report re-renders the breakdown of the run
+// (where the time went, stage by stage) and its timeline without the
+// server. A failed interval scrape is a line with Gap and no Series.
+type Scrape struct {
+	// Type is "scrape".
+	Type string `json:"type"`
+	// Phase is "first", "interval" or "last".
+	Phase string `json:"phase"`
+	// At is when the scrape was taken.
+	At time.Time `json:"at"`
+	// Series holds the families the breakdown reads, nothing else of the
+	// exposition, in the form of package internal/breakdown (each family's
+	// name, type and series: labels, value or histogram buckets).
+	Series json.RawMessage `json:"series,omitempty"`
+	// Gap says why the scrape failed; the timeline shows it as a gap.
+	Gap string `json:"gap,omitempty"`
+	// MeasuredFrom, on the last scrape line, is when the run's measured
+	// phase began: the zero of the report's charts over time, which the
+	// scrapes' times are drawn against.
+	MeasuredFrom *time.Time `json:"measured_from,omitempty"`
+}
 
 // clientLine is the JSON form of a TypeClient line.
 type clientLine struct {
@@ -66,6 +100,12 @@ func (w *Writer) Write(r *Record) error {
 // WriteClient writes the load generator's verdict, the run's last line.
 func (w *Writer) WriteClient(c ClientHealth) error {
 	return w.writeLine(&clientLine{Type: TypeClient, ClientHealth: c})
+}
+
+// WriteScrape writes one scrape line.
+func (w *Writer) WriteScrape(sc Scrape) error {
+	sc.Type = TypeScrape
+	return w.writeLine(&sc)
 }
 
 func (w *Writer) writeLine(v any) error {
@@ -146,9 +186,10 @@ func (c CutOffLine) String() string {
 }
 
 // ReadNamedTo reads a results JSONL stream. The first non-blank line must be
-// the header; every following non-blank line must be a request record or
-// a client line (the load generator's verdict, put in Header.Client; its
-// absence leaves Header.Client nil).
+// the header; every following non-blank line must be a request record, a
+// scrape line (put in Header.Scrapes) or a client line (the load
+// generator's verdict, put in Header.Client; its absence leaves
+// Header.Client nil).
 //
 // A final line that has no newline and does not parse is what a run killed
 // in the middle of a write leaves behind (Writer ends every line with its
@@ -220,6 +261,12 @@ func ReadNamedTo(name string, r io.Reader, warn io.Writer) (Header, []Record, er
 						return h, recs, lineError(name, lineNo, fmt.Errorf("client line: %w", jerr))
 					}
 					h.Client = &c.ClientHealth
+				case probe.Type == TypeScrape:
+					var sc Scrape
+					if jerr := json.Unmarshal(line, &sc); jerr != nil {
+						return h, recs, lineError(name, lineNo, fmt.Errorf("scrape line: %w", jerr))
+					}
+					h.Scrapes = append(h.Scrapes, sc)
 				default:
 					return h, recs, lineError(name, lineNo, fmt.Errorf("unknown line type %q (want %q)", probe.Type, TypeRequest))
 				}

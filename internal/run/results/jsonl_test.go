@@ -2,9 +2,11 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteReadRoundTrip(t *testing.T) {
@@ -233,5 +235,38 @@ func TestASRLine(t *testing.T) {
 	}
 	if len(recs) != 2 || recs[0].ASR == nil || *recs[0].ASR != score || recs[1].ASR != nil {
 		t.Errorf("records %+v", recs)
+	}
+}
+
+// Scrape lines read into Header.Scrapes, in the order written, between and
+// after the records, which read as before.
+func TestReadKeepsScrapeLines(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	steps := []error{
+		w.WriteHeader(Header{Scenario: "s"}),
+		w.WriteScrape(Scrape{Phase: ScrapeFirst, At: at, Series: json.RawMessage(`{"families":[]}`)}),
+		w.Write(&Record{ID: "req-000000"}),
+		w.WriteScrape(Scrape{Phase: ScrapeInterval, At: at.Add(time.Second), Gap: "timed out"}),
+		w.WriteClient(ClientHealth{Cause: "none"}),
+	}
+	for _, err := range steps {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, recs, err := ReadNamedTo("run.jsonl", &buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || h.Client == nil || len(h.Scrapes) != 2 {
+		t.Fatalf("records %d, client %v, scrapes %+v", len(recs), h.Client, h.Scrapes)
+	}
+	if s := h.Scrapes[0]; s.Phase != ScrapeFirst || !s.At.Equal(at) || string(s.Series) != `{"families":[]}` {
+		t.Errorf("first scrape %+v", s)
+	}
+	if s := h.Scrapes[1]; s.Phase != ScrapeInterval || s.Gap != "timed out" || s.Series != nil {
+		t.Errorf("interval scrape %+v", s)
 	}
 }

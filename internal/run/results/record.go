@@ -355,6 +355,11 @@ type Header struct {
 	// reader puts it here; merge writes it in the header. nil means not
 	// known: a run killed before it ended, or a file older than the line.
 	Client *ClientHealth `json:"client,omitempty"`
+	// Scrapes are the file's scrape lines (Writer.WriteScrape), in the
+	// order written, which the reader puts here: the first and last
+	// scrapes and those taken during the run (run --scrape-interval).
+	// Empty for a file without them (older, or a run without a scrape).
+	Scrapes []Scrape `json:"-"`
 }
 
 // ClientHealth is the load generator's verdict of a run (the run

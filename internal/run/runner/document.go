@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/selfmon"
 	"github.com/omnibench/omnibench/internal/run/summary"
@@ -34,8 +35,16 @@ type Document struct {
 	// such levels).
 	Client *selfmon.Report `json:"client,omitempty"`
 	Server *ServerDocument `json:"server,omitempty"`
-	SLOs   json.RawMessage `json:"slos,omitempty"`
-	Extra  map[string]any  `json:"extra,omitempty"`
+	// Breakdown is where the time went by the server's own metrics (stage
+	// by stage, replica by replica, hop by hop) and the attribution of the
+	// client's latency; computable false with the reasons when it cannot be
+	// told. Absent when the run did not look at the server.
+	Breakdown *breakdown.Breakdown `json:"breakdown,omitempty"`
+	// ServerTimeline is the server's gauges and rates between consecutive
+	// scrapes (run --scrape-interval), oldest first.
+	ServerTimeline []breakdown.Point `json:"server_timeline,omitempty"`
+	SLOs           json.RawMessage   `json:"slos,omitempty"`
+	Extra          map[string]any    `json:"extra,omitempty"`
 	// Notes are what the run found worth saying beside its figures
 	// (Outcome.Notes), such as certificates not verified (--insecure).
 	Notes []string `json:"notes,omitempty"`
@@ -95,6 +104,8 @@ func (o *Outcome) Document() *Document {
 		Load:              loadDocument(o.Load),
 		Client:            o.Health,
 		Notes:             o.Notes,
+		Breakdown:         o.Breakdown,
+		ServerTimeline:    o.Timeline,
 	}
 	realtimeBench(doc.Bench, o.Set.Realtime(), o.Summary.Percentiles, o.Summary.DurationS)
 	if o.Summary.NothingMeasured() {
@@ -120,6 +131,9 @@ func (o *Outcome) Document() *Document {
 // Report is the run report the tables and the HTML page render.
 func (o *Outcome) Report() report.RunReport {
 	rep := report.RunReport{Header: o.Header, Summary: o.Summary, Load: &o.Load, Workload: report.WorkloadOfSet(o.Set), ServerVsClient: o.ServerVsClient(), Health: o.Health}
+	if o.Breakdown != nil {
+		rep.Breakdown = BreakdownView(o.Breakdown, o.Timeline, o.MeasuredFrom)
+	}
 	rep.Notes = append(rep.Notes, o.ClientNotes...)
 	if o.ScrapeNote != "" {
 		rep.Notes = append(rep.Notes, o.ScrapeNote)

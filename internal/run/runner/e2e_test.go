@@ -143,6 +143,7 @@ func baseConfig(target string, wl *scenarios.Workload, n, c int) Config {
 type ran struct {
 	*Outcome
 	Records []results.Record
+	jsonl   []byte // the results file as written
 }
 
 // mustRun runs cfg and fails the test unless the run completed without an
@@ -174,6 +175,7 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 		}
 		return nil, err
 	}
+	raw := slices.Clone(jsonl.Bytes())
 	h, recs, rerr := results.Read(&jsonl)
 	if rerr != nil {
 		t.Fatalf("the results JSONL does not read back: %v", rerr)
@@ -206,7 +208,7 @@ func runChecked(t *testing.T, cfg Config) (*ran, error) {
 			t.Errorf("the run's HTML differs from the HTML of its JSONL records (%v, %v)", errLive, errFile)
 		}
 	}
-	return &ran{Outcome: out, Records: recs}, err
+	return &ran{Outcome: out, Records: recs, jsonl: raw}, err
 }
 
 // summaryText is s and its bench block as text, for comparing summaries

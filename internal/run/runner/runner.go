@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/client"
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/selfmon"
@@ -68,6 +69,10 @@ type Config struct {
 	// package's defaults); a larger one becomes a note like a failed scrape.
 	ScrapeMaxBytes   int64
 	ScrapeMaxSamples int
+	// ScrapeInterval, when positive, also scrapes /metrics that often
+	// during the load, on a goroutine of its own, for the breakdown's
+	// timeline (Outcome.Timeline); a scrape that fails is a gap in it.
+	ScrapeInterval time.Duration
 
 	// Out receives the results JSONL as the run goes (nil: none).
 	Out io.Writer
@@ -162,6 +167,15 @@ type Outcome struct {
 	// After to (run --save-scrapes); the summary points at them instead of
 	// embedding the bodies.
 	BeforeFile, AfterFile string
+	// Breakdown is where the time went by the server's own metrics, stage
+	// by stage, replica by replica and hop by hop, beside the client's
+	// figures; with Computable false, its Reasons say why it cannot be
+	// told. Timeline is the gauges and rates between the scrapes.
+	Breakdown *breakdown.Breakdown
+	Timeline  []breakdown.Point
+	// MeasuredFrom is when the measured phase began (zero if it never
+	// did): the zero of the report's charts over time.
+	MeasuredFrom time.Time
 
 	// Health is the load generator's own health over the load phase, with
 	// its saturation verdict.
@@ -226,6 +240,8 @@ type run struct {
 	// sinkErr is the first error a sink returned (the results file, saved
 	// audio).
 	sinkErr firstError
+	results *resultsSink // the results file's sink, when there is one
+	bd      breakdownState
 }
 
 // prepare checks cfg, finds or starts the target, takes the first scrape,
@@ -284,6 +300,7 @@ func prepare(ctx context.Context, cfg Config) (_ *run, err error) {
 	if r.sinks, err = r.newSinks(); err != nil {
 		return nil, err
 	}
+	r.firstBreakdownScrape()
 	if isWSKind(cfg.Workload.Scenario().Kind) {
 		if r.ws, err = newWSClient(&cfg, copts, r.cl); err != nil {
 			return nil, err
@@ -453,7 +470,9 @@ func (r *run) drive(ctx context.Context) (load.Stats, error) {
 	announceStart(*cfg)
 	mon := selfmon.Start(selfmon.Options{Streams: col.inFlight, OnSample: cfg.OnHealth})
 	r.records = startRecordQueue(recordQueueCap, r.consumer())
+	stopScrapes := r.startIntervalScrapes(ctx)
 	lstats, runErr := load.Run(ctx, lcfg, r.job)
+	stopScrapes()
 	r.records.close() // load.Run returns once every job has: no record can follow
 	health := mon.Stop()
 	out.Health = &health
@@ -484,6 +503,7 @@ func (r *run) loadConfig() load.Config {
 		lcfg.OnDrop = r.cfg.OnDrop
 	}
 	lcfg.OnBegin = func(late time.Duration) {
+		r.out.MeasuredFrom = time.Now()
 		r.out.Header.StartLateS = late.Seconds()
 		r.begin()
 	}
@@ -576,6 +596,7 @@ func (r *run) finish(ctx context.Context, lstats load.Stats, runErr error) (*Out
 	if out.Before != nil && !out.Interrupted {
 		r.secondScrape(ctx)
 	}
+	r.computeBreakdown()
 
 	out.checkServerStats(cfg.Log)
 	if r.asr != nil {

@@ -20,6 +20,7 @@ type headerGate struct {
 	held    bool
 	header  results.Header
 	pending []results.Record
+	scrapes []results.Scrape // held like pending, written before them
 	opened  bool
 }
 
@@ -51,6 +52,18 @@ func (g *headerGate) Write(r *results.Record) error {
 	return g.w.Write(r)
 }
 
+// WriteScrape writes one scrape line, or keeps it until open.
+func (g *headerGate) WriteScrape(sc results.Scrape) error {
+	g.mu.Lock()
+	if !g.opened {
+		g.scrapes = append(g.scrapes, sc)
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Unlock()
+	return g.w.WriteScrape(sc)
+}
+
 // open writes the header as it is now and the records held so far; later
 // calls do nothing. Records written after it go straight through.
 func (g *headerGate) open(h results.Header) error {
@@ -63,6 +76,12 @@ func (g *headerGate) open(h results.Header) error {
 	if err := g.w.WriteHeader(h); err != nil {
 		return err
 	}
+	for _, sc := range g.scrapes {
+		if err := g.w.WriteScrape(sc); err != nil {
+			return err
+		}
+	}
+	g.scrapes = nil
 	for i := range g.pending {
 		if err := g.w.Write(&g.pending[i]); err != nil {
 			return err

@@ -57,6 +57,7 @@ func (r *run) newSinks() ([]sink, error) {
 			return nil, err
 		}
 		sinks = append(sinks, rs)
+		r.results = rs
 	}
 	if r.cfg.ASR.URL != "" {
 		r.asr = newASRSink(r.cfg.ASR, r.out.Set, rs, &r.cfg)

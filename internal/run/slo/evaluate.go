@@ -75,6 +75,13 @@ func Evaluate(slos []SLO, s *summary.Summary, recs []results.Record) []Result {
 // EvaluateSet is Evaluate with the run's requests as a summary.Set (what the
 // runner keeps); set may be nil.
 func EvaluateSet(slos []SLO, s *summary.Summary, set *summary.Set) []Result {
+	return EvaluateServer(slos, s, set, nil)
+}
+
+// EvaluateServer is EvaluateSet with the server figures of the run's
+// breakdown (server.go); server may be nil, and the SLOs on server figures
+// then have no data.
+func EvaluateServer(slos []SLO, s *summary.Summary, set *summary.Set, server ServerFigures) []Result {
 	var extra *summary.Summary
 	if s != nil && set != nil && set.Len() > 0 {
 		extra = recompute(slos, s, set)
@@ -82,6 +89,9 @@ func EvaluateSet(slos []SLO, s *summary.Summary, set *summary.Set) []Result {
 	out := make([]Result, 0, len(slos))
 	for _, o := range slos {
 		v, why := observe(o.fig, s, extra)
+		if o.fig.server != "" && why == "" {
+			v, why = observeServer(o.fig, server)
+		}
 		out = append(out, judge(o, v, why))
 	}
 	return out
@@ -136,6 +146,9 @@ func observe(f figure, s, extra *summary.Summary) (float64, string) {
 		return nan, "no run summary"
 	case s.Requests.Total == 0:
 		return nan, "the run measured no requests"
+	}
+	if f.server != "" {
+		return nan, "" // observeServer reads it
 	}
 	if f.metric >= 0 {
 		m := metrics[f.metric]

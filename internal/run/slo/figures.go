@@ -103,6 +103,12 @@ type figure struct {
 	p      float64
 	scalar string // scalar figure name
 	thMS   int    // continuity threshold in ms
+
+	// A server figure (server.go): its base name, the family it belongs
+	// to and the labels that select its rows.
+	server    string
+	serverDef *serverDef
+	labels    labelSet
 }
 
 // Figures lists the canonical figure names: every scalar figure, and every
@@ -116,6 +122,14 @@ func Figures() []string {
 	out = append(out, figContinuity+"_<N>ms")
 	for _, m := range metrics {
 		out = append(out, m.name+"_<stat>")
+	}
+	for _, d := range serverDefs {
+		switch {
+		case !d.stats:
+			out = append(out, d.name)
+		default:
+			out = append(out, d.name+"_<mean|p50|p95|p99>{"+strings.Join(d.labels, "|")+`="N"}`)
+		}
 	}
 	return out
 }
@@ -185,6 +199,15 @@ func canonicalCandidates() []string {
 	for _, m := range metrics {
 		for _, st := range []string{"mean", "median", "std", "min", "max", "p50", "p90", "p95", "p99"} {
 			out = append(out, m.name+"_"+st)
+		}
+	}
+	for _, d := range serverDefs {
+		if !d.stats {
+			out = append(out, d.name)
+			continue
+		}
+		for _, st := range serverStats {
+			out = append(out, d.name+"_"+st)
 		}
 	}
 	return out

@@ -148,12 +148,17 @@ func (p *parser) parse() (SLO, error) {
 		p.pos++
 	}
 	name := string(p.rs[figStart:p.pos])
-	if r := p.peek(); r != -1 && !unicode.IsSpace(r) && !isOpStart(r) {
+	if r := p.peek(); r != -1 && r != '{' && !unicode.IsSpace(r) && !isOpStart(r) {
 		return SLO{}, p.errAt(p.pos, "unexpected %q in a figure name (names use letters, digits, '_' and '.')", r)
 	}
 	fig, err := p.resolve(name, figStart)
 	if err != nil {
 		return SLO{}, err
+	}
+	if p.peek() == '{' {
+		if err := p.labels(&fig); err != nil {
+			return SLO{}, err
+		}
 	}
 
 	// Operator.
@@ -346,6 +351,9 @@ func (p *parser) applyUnit(fig figure, v float64, lexeme, unit string, valStart,
 // resolve maps a figure name, which starts at column start, to its figure.
 func (p *parser) resolve(name string, start int) (figure, error) {
 	lname := strings.ToLower(name)
+	if f, ok, err := p.resolveServer(lname, start); ok {
+		return f, err
+	}
 	for _, s := range scalars {
 		if lname == s.name {
 			f := figure{name: s.name, kind: s.kind, metric: -1, scalar: s.name}

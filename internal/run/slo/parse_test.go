@@ -376,6 +376,9 @@ func TestFigures(t *testing.T) {
 }
 
 func needsUnit(name string) bool {
+	if f, ok, _ := (&parser{}).resolveServer(name, 0); ok {
+		return f.kind == kindTime
+	}
 	if i := strings.LastIndexByte(name, '_'); i > 0 {
 		if m := lookupMetric(name[:i]); m >= 0 {
 			return metrics[m].unit != ""
@@ -390,6 +393,7 @@ func needsUnit(name string) bool {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"audio_ttfp_p95<500ms", "continuity_ok_rate>=99%", "error_rate<0.01", "rtf_last_chunk_p50<1",
+		`server_stage_queue_p95{stage="1"}<50ms`, "replica_imbalance<1.5",
 		"audio_ttfp_p95<<500ms", "e2e_p99.9 <= 1.5e3 µs", "continuity_ok_rate_200ms>=.9", "x", "",
 		"underrun_max<1e308m", "audio_ttfp_p101<1s", "errors==0", "\t\n", "e2e_p99<1s\x00",
 	} {

@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/omnibench/omnibench/internal/breakdown"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/run/summary"
+	"github.com/omnibench/omnibench/report"
+)
+
+// The breakdown of a run (where the time went, stage by stage, replica by
+// replica, hop by hop) is computed from the first and last scrapes of
+// /metrics, and its timeline from the scrapes between them, taken every
+// Config.ScrapeInterval on a goroutine of their own. What the breakdown
+// reads of every scrape also goes to the results file as a scrape line, so
+// that report rebuilds both without the server (BreakdownOfScrapes).
+
+// breakdownState is what the run keeps for its breakdown between the
+// first scrape and finish: the first scrape's selected series and the
+// timeline. The interval scrapes' goroutine owns the timeline while it
+// runs; drive waits for it to end before finish reads it.
+type breakdownState struct {
+	first    breakdown.Series
+	firstErr error
+	timeline *breakdown.Timeline
+}
+
+// startIntervalScrapes scrapes /metrics every Config.ScrapeInterval until
+// the returned stop is called, which waits for the scrape under way (each
+// bounded by --scrape-timeout). It does nothing without a first scrape or
+// an interval.
+func (r *run) startIntervalScrapes(ctx context.Context) (stop func()) {
+	every := r.cfg.ScrapeInterval
+	if every <= 0 || r.out.Before == nil || r.bd.firstErr != nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				r.intervalScrape(ctx)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// intervalScrape takes one scrape during the load: a point of the
+// timeline and a scrape line, or, when it fails, a gap with its reason.
+// A scrape cut short by the end of the load is neither.
+func (r *run) intervalScrape(ctx context.Context) {
+	snap, err := r.cfg.ScrapeOptions().Fetch(ctx, r.metricsURL)
+	var s breakdown.Series
+	if err == nil {
+		s, err = breakdown.FromSnapshot(snap)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return
+	case err != nil:
+		at := time.Now()
+		reason := r.cfg.Redact.String(err.Error() + scrapeHint(err))
+		r.bd.timeline.AddGap(at, reason)
+		r.writeScrape(results.Scrape{Phase: results.ScrapeInterval, At: at, Gap: reason})
+	default:
+		r.bd.timeline.Add(s)
+		r.writeSeries(results.ScrapeInterval, s, time.Time{})
+	}
+}
+
+// writeSeries writes one scrape line of s to the results file, if any,
+// with when the measured phase began unless that is zero.
+func (r *run) writeSeries(phase string, s breakdown.Series, measuredFrom time.Time) {
+	body, err := json.Marshal(s)
+	if err != nil {
+		r.sinkErr.keep(fmt.Errorf("encoding the %s scrape: %w", phase, err))
+		return
+	}
+	sc := results.Scrape{Phase: phase, At: s.At, Series: body}
+	if !measuredFrom.IsZero() {
+		sc.MeasuredFrom = &measuredFrom
+	}
+	r.writeScrape(sc)
+}
+
+func (r *run) writeScrape(sc results.Scrape) {
+	if r.results != nil {
+		r.sinkErr.keep(r.results.gate.WriteScrape(sc))
+	}
+}
+
+// firstBreakdownScrape selects the first scrape's series, starts the
+// timeline with it and writes its scrape line.
+func (r *run) firstBreakdownScrape() {
+	r.bd.timeline = breakdown.NewTimeline(0)
+	if r.out.Before == nil {
+		return
+	}
+	r.bd.first, r.bd.firstErr = breakdown.FromSnapshot(r.out.Before)
+	if r.bd.firstErr == nil {
+		r.bd.timeline.Add(r.bd.first)
+		r.writeSeries(results.ScrapeFirst, r.bd.first, time.Time{})
+	}
+}
+
+// computeBreakdown breaks the run down from its first and last scrapes
+// (Outcome.Breakdown, Timeline), or says why it cannot; nothing with
+// --scrape off.
+func (r *run) computeBreakdown() {
+	out := r.out
+	switch {
+	case r.cfg.Scrape == ScrapeOff && out.ScrapeNote == "":
+		return // the user asked for no look at the server: nothing to say
+	case out.Before == nil || out.After == nil:
+		why := out.ScrapeNote
+		if why == "" {
+			why = "the server's /metrics was not scraped"
+		}
+		out.Breakdown = notComputed(why)
+		return
+	case r.bd.firstErr != nil:
+		out.Breakdown = notComputed(r.cfg.Redact.String(r.bd.firstErr.Error()))
+		return
+	}
+	last, err := breakdown.FromSnapshot(out.After)
+	if err != nil {
+		out.Breakdown = notComputed(r.cfg.Redact.String(err.Error()))
+		return
+	}
+	r.bd.timeline.Add(last)
+	r.writeSeries(results.ScrapeLast, last, out.MeasuredFrom)
+	b := breakdown.Compute(r.bd.first, last, ClientFiguresOf(out.Set))
+	b.AddTimeline(r.bd.timeline)
+	out.Breakdown, out.Timeline = &b, r.bd.timeline.Points()
+}
+
+// notComputed is a breakdown that says why there is none.
+func notComputed(why string) *breakdown.Breakdown {
+	return &breakdown.Breakdown{Reasons: []string{why}, Stages: []breakdown.StageRow{},
+		Edges: []breakdown.EdgeRow{}, Findings: []breakdown.Finding{}}
+}
+
+// ClientFiguresOf are the client's means over the requests the server
+// counted between the first and last scrapes: every request that
+// succeeded, warm-up and ramp included (the server counted them too),
+// timed from when each was sent.
+func ClientFiguresOf(set *summary.Set) breakdown.ClientFigures {
+	var c breakdown.ClientFigures
+	var ttfp, ttfpN float64
+	set.All(func(x *summary.Sample) {
+		if !set.OK(x) {
+			return
+		}
+		c.Requests++
+		c.MeanE2E += x.E2ES
+		c.MeanQueue += x.QueueS
+		if x.HasAudio() && x.TTFPS > 0 {
+			ttfp, ttfpN = ttfp+x.TTFPS, ttfpN+1
+		}
+	})
+	if c.Requests == 0 {
+		return breakdown.ClientFigures{}
+	}
+	c.MeanE2E /= float64(c.Requests)
+	c.MeanQueue /= float64(c.Requests)
+	if ttfpN > 0 {
+		c.MeanTTFP = ttfp / ttfpN
+	}
+	return c
+}
+
+// BreakdownOfScrapes rebuilds a run's breakdown and timeline from the
+// scrape lines of its results file (results.Header.Scrapes) and its
+// requests, as the run computed them: nil when the file has no scrape
+// lines (written before they existed, or by a run that did not scrape).
+// Its view is BreakdownView with MeasuredFrom(scrapes).
+func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.Breakdown, []breakdown.Point) {
+	if len(scrapes) == 0 {
+		return nil, nil
+	}
+	tl := breakdown.NewTimeline(0)
+	var first, last *breakdown.Series
+	for i, sc := range scrapes {
+		if sc.Gap != "" || sc.Series == nil {
+			tl.AddGap(sc.At, sc.Gap)
+			continue
+		}
+		var s breakdown.Series
+		if err := json.Unmarshal(sc.Series, &s); err != nil {
+			return notComputed(fmt.Sprintf("scrape line %d of the results file: %v", i+1, err)), nil
+		}
+		tl.Add(s)
+		switch sc.Phase {
+		case results.ScrapeFirst:
+			first = &s
+		case results.ScrapeLast:
+			last = &s
+		}
+	}
+	if first == nil || last == nil {
+		return notComputed("the results file has no last scrape: the run was interrupted " +
+			"or its second scrape failed"), tl.Points()
+	}
+	b := breakdown.Compute(*first, *last, ClientFiguresOf(set))
+	b.AddTimeline(tl)
+	return &b, tl.Points()
+}
+
+// BreakdownView is the breakdown as the run's report shows it, its
+// timeline on the time axis of the client's charts: seconds since the
+// measured phase began (measuredFrom; when zero, the first scrape).
+func BreakdownView(b *breakdown.Breakdown, points []breakdown.Point, measuredFrom time.Time) *report.BreakdownView {
+	if measuredFrom.IsZero() && len(points) > 0 {
+		measuredFrom = points[0].Start
+	}
+	return breakdown.View(b, points, measuredFrom)
+}
+
+// MeasuredFrom is when the measured phase of the run whose scrape lines
+// these are began, as its last scrape line says (zero when it does not).
+func MeasuredFrom(scrapes []results.Scrape) time.Time {
+	for _, sc := range scrapes {
+		if sc.MeasuredFrom != nil {
+			return *sc.MeasuredFrom
+		}
+	}
+	return time.Time{}
+}
+
+// ServerFigures are the server figures SLOs read from b (nil: none, and
+// such SLOs have no data).
+func ServerFigures(b *breakdown.Breakdown) slo.ServerFigures {
+	if b == nil {
+		return nil
+	}
+	return *b
+}

@@ -1,0 +1,231 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnibench/omnibench/internal/breakdown"
+	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/summary"
+	"github.com/omnibench/omnibench/internal/simulator"
+	"github.com/omnibench/omnibench/report"
+)
+
+// breakdownSim is a simulator whose code2wav stage has two replicas, the
+// second four times slower than the first.
+func breakdownSim(cfg *simulator.Config) {
+	cfg.Topology = []int{1, 1, 2}
+	cfg.Slow.Replicas = []simulator.SlowReplica{{Stage: 2, Replica: 1, Factor: 4}}
+}
+
+// reportText renders the run's text report at the default width.
+func reportText(t *testing.T, out *Outcome) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.Render(&buf, report.FormatTable, report.RunTables(out.Report())...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// A run against a pipeline with a slow replica names it, in the text
+// report and in the JSON summary, and its results file holds the scrapes
+// the same breakdown is rebuilt from.
+func TestRunBreakdownNamesSlowReplica(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, breakdownSim)
+	out := mustRun(t, baseConfig(sim.URL, wl, 12, 2))
+	b := out.Breakdown
+	if b == nil || !b.Computable {
+		t.Fatalf("breakdown %+v", b)
+	}
+	var slow *breakdown.Finding
+	for i, f := range b.Findings {
+		if f.Kind == breakdown.FindingReplicaSlow {
+			slow = &b.Findings[i]
+		}
+	}
+	if slow == nil || slow.Stage != "2" || slow.Replica != "1" {
+		t.Fatalf("findings %+v, want stage 2 replica 1 slow", b.Findings)
+	}
+	text := reportText(t, out.Outcome)
+	for _, want := range []string{breakdown.TitleStages, breakdown.TitleEdges, breakdown.TitleAttribution,
+		"2/1", "finding: " + slow.Note[:20]} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if n := len([]rune(line)); n > report.DefaultWidth {
+			t.Errorf("line %d is %d columns wide: %s", i+1, n, line)
+		}
+	}
+	var page bytes.Buffer
+	sections := report.RunSectionsSet(out.Report(), out.Set, out.Worst)
+	if err := report.WriteHTML(&page, report.HTMLReport{Title: "t", Sections: sections}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="breakdown-waterfall"`, `data-chart="server-queues"`,
+		`data-chart="server-rates"`, ">stage 2<", ">client side<"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %s", want)
+		}
+	}
+	doc, err := json.Marshal(out.Document())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Breakdown struct {
+			Computable bool `json:"computable"`
+			Findings   []struct {
+				Kind, Stage, Replica string
+			} `json:"findings"`
+		} `json:"breakdown"`
+	}
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	if !parsed.Breakdown.Computable || !strings.Contains(string(doc), `"kind":"replica_slow","stage":"2","replica":"1"`) {
+		t.Errorf("the JSON summary's breakdown %+v", parsed.Breakdown)
+	}
+	// The results file rebuilds the same breakdown.
+	h, _, err := results.ReadNamedTo("run.jsonl", bytes.NewReader(out.jsonl), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _ := BreakdownOfScrapes(h.Scrapes, summary.SetOf(out.Records))
+	if re == nil || !re.Computable || len(re.Findings) != len(b.Findings) || re.Requests != b.Requests ||
+		len(re.Stages) != len(b.Stages) || re.Findings[0].Note != b.Findings[0].Note {
+		t.Errorf("rebuilt from the results file: %+v\nthe run's: %+v", re, b)
+	}
+}
+
+// A server whose stats are off has nothing to break down: the report says
+// why instead of giving numbers.
+func TestRunBreakdownStatsOff(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, func(c *simulator.Config) { c.StatsEnabled = false })
+	out := mustRun(t, baseConfig(sim.URL, wl, 3, 1))
+	if b := out.Breakdown; b == nil || b.Computable || len(b.Reasons) == 0 {
+		t.Fatalf("breakdown %+v, want one that says why it cannot be computed", b)
+	}
+	text := reportText(t, out.Outcome)
+	if !strings.Contains(text, "the breakdown cannot be computed: ") {
+		t.Errorf("the text report does not say why there is no breakdown:\n%s", text)
+	}
+	if strings.Contains(text, breakdown.TitleEdges) {
+		t.Errorf("edges printed without a breakdown:\n%s", text)
+	}
+}
+
+// metricsGate sits in front of a server: it counts the scrapes of
+// /metrics, fails the one numbered failAt (1-based) and holds every other
+// request until it has seen want scrapes, so that a run's interval scrapes
+// happen during its load however slow the machine.
+type metricsGate struct {
+	proxy  http.Handler
+	want   int
+	failAt int
+
+	mu      sync.Mutex
+	scrapes int
+	enough  chan struct{}
+}
+
+func newMetricsGate(t *testing.T, target string, want, failAt int) *httptest.Server {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a response cut by the end of the test is no failure
+	g := &metricsGate{proxy: proxy, want: want, failAt: failAt, enough: make(chan struct{})}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (g *metricsGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/metrics" {
+		select {
+		case <-g.enough:
+		case <-r.Context().Done():
+			return
+		}
+		g.proxy.ServeHTTP(w, r)
+		return
+	}
+	g.mu.Lock()
+	g.scrapes++
+	n := g.scrapes
+	if n == g.want {
+		close(g.enough)
+	}
+	g.mu.Unlock()
+	if n == g.failAt {
+		http.Error(w, "scrape refused by the test", http.StatusServiceUnavailable)
+		return
+	}
+	g.proxy.ServeHTTP(w, r)
+}
+
+// The interval scrapes write scrape lines during the load (a failed one a
+// gap with its reason), the timeline has their points, and the report of
+// the results file alone shows the same breakdown.
+func TestRunIntervalScrapes(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, breakdownSim)
+	// The first scrape, a failed interval scrape and two good ones: the
+	// requests wait for the fourth.
+	gate := newMetricsGate(t, sim.URL, 4, 2)
+	cfg := baseConfig(gate.URL, wl, 4, 2)
+	cfg.ScrapeInterval = 10 * time.Millisecond
+	out := mustRun(t, cfg)
+	h, _, err := results.ReadNamedTo("run.jsonl", bytes.NewReader(out.jsonl), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]int{}
+	gaps := 0
+	for _, sc := range h.Scrapes {
+		phases[sc.Phase]++
+		if sc.Gap != "" {
+			gaps++
+			if !strings.Contains(sc.Gap, "503") {
+				t.Errorf("gap reason %q does not say what failed", sc.Gap)
+			}
+		}
+	}
+	// The scrapes are sequential: the failed second and the third ended
+	// before the fourth released the requests; the fourth may be cut short
+	// by the end of the load, which is no line.
+	if phases[results.ScrapeFirst] != 1 || phases[results.ScrapeLast] != 1 || phases[results.ScrapeInterval] < 2 || gaps != 1 {
+		t.Fatalf("scrape lines by phase %v, %d gaps; want first, last, two interval scrapes or more, one gap", phases, gaps)
+	}
+	if len(out.Timeline) < 3 {
+		t.Errorf("timeline %+v", out.Timeline)
+	}
+	sawGap := false
+	for _, p := range out.Timeline {
+		sawGap = sawGap || p.Gaps > 0
+	}
+	if !sawGap {
+		t.Errorf("the failed scrape is no gap of the timeline: %+v", out.Timeline)
+	}
+	re, points := BreakdownOfScrapes(h.Scrapes, summary.SetOf(out.Records))
+	if re == nil || !re.Computable || re.Requests != out.Breakdown.Requests || len(points) != len(out.Timeline) {
+		t.Errorf("rebuilt from the results file: %+v, %d points; the run's %d points", re, len(points), len(out.Timeline))
+	}
+}
