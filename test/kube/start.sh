@@ -33,7 +33,7 @@ done
 trap 'echo "start.sh: failed; tearing the cluster down" >&2; "$here/teardown.sh"' ERR
 
 R="$KUBE_E2E_RUN"
-mkdir -p "$R"/{pids,logs,pki,cni/net.d,cni/ipam,containerd,runc,pv}
+mkdir -p "$R"/{pids,logs,pki,cni/net.d,cni/ipam,containerd,runc}
 began=$(date +%s)
 
 # The machine settings the kubelet changes (it sets these kernel tunables on
@@ -115,6 +115,9 @@ state = "$R/containerd/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$KUBE_E2E_PAUSE_IMAGE"
   restrict_oom_score_adj = true
+  # Pod network namespaces under the state directory, where teardown.sh
+  # finds them.
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -174,17 +177,4 @@ await kubelet 120 "node $KUBE_E2E_NODE_NAME Ready" \
 # Pods are refused until the namespace's default service account exists.
 await kube-controller-manager 120 "the default service account" kubectl get serviceaccount default
 
-# A ReadWriteMany volume for the results claim: a host directory (one node
-# shares it with itself), bound through a storage class of its own.
-kubectl apply --server-side --validate=strict -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: omnibench-e2e-results}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteMany]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: omnibench-e2e-hostpath
-  hostPath: {path: $R/pv/results, type: DirectoryOrCreate}
-YAML
 echo "start.sh: cluster ready in $(( $(date +%s) - began ))s (KUBECONFIG=$KUBECONFIG)"
