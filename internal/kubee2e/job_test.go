@@ -39,12 +39,15 @@ spec:
 
 // deleteTest removes what render and the test created for test name, and
 // waits until the pods are gone (their volumes are in the test's
-// temporary directory).
+// temporary directory). The lingering pods' shell ignores SIGTERM (it is
+// process 1): they get one second, not the default thirty.
 func (c *cluster) deleteTest(t *testing.T, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--cascade=foreground", "--timeout=2m",
-		"job/"+name, "pod/"+name+"-collect", "configmap/"+name+"-scenario", "pvc/"+name+"-results", "pv/"+name+"-results")
+	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--timeout=2m", "job/"+name)
+	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--grace-period=1", "--timeout=2m", "pods", "-l", "job-name="+name)
+	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--grace-period=1", "--timeout=2m",
+		"pod/"+name+"-collect", "configmap/"+name+"-scenario", "pvc/"+name+"-results", "pv/"+name+"-results")
 }
 
 // shardPod is the pod of one index as the watch saw it.

@@ -55,7 +55,7 @@ func TestShardedTestOnKubernetes(t *testing.T) {
 			// The retried pod is created after the controller's back-off
 			// (10 s on a first failure) and must start before the agreed
 			// time for the server's deltas to cover its requests.
-			killShard1: true, startAhead: 75 * time.Second},
+			killShard1: true, startAhead: 45 * time.Second},
 		{name: "closed", load: []string{"-c", "4", "-n", "18"},
 			cfg: load.Config{Concurrency: 4, Requests: 18, Seed: seed}, results: "emptydir", startAhead: 30 * time.Second},
 	} {

@@ -10,7 +10,6 @@ command -v containerd >/dev/null 2>&1 || need+=(containerd)
 command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/ptp ] || need+=(containernetworking-plugins)
 [ -x /bin/busybox ] || need+=(busybox-static)
-command -v iptables >/dev/null 2>&1 || need+=(iptables)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

@@ -131,11 +131,12 @@ state = "$R/containerd/state"
     conf_dir = "$R/cni/net.d"
 TOML
 # Each pod gets its own network namespace and a point-to-point link to this
-# host, with an address of the pod subnet and a route to that subnet only.
+# host, with an address of the pod subnet and a route to that subnet only
+# (ptp adds it; no default route).
 cat >"$R/cni/net.d/10-omnibench-e2e.conflist" <<JSON
 {"cniVersion": "1.0.0", "name": "omnibench-e2e", "plugins": [
   {"type": "ptp", "ipMasq": false, "ipam": {"type": "host-local",
-    "ranges": [[{"subnet": "$KUBE_E2E_POD_SUBNET"}]], "routes": [{"dst": "$KUBE_E2E_POD_SUBNET"}],
+    "ranges": [[{"subnet": "$KUBE_E2E_POD_SUBNET"}]],
     "dataDir": "$R/cni/ipam"}},
   {"type": "loopback"}
 ]}
@@ -167,6 +168,9 @@ authentication:
 authorization: {mode: AlwaysAllow}
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
 serializeImagePulls: false
+# Leave this machine's packet filter alone: nothing here needs the
+# kubelet's iptables chains.
+makeIPTablesUtilChains: false
 YAML
 daemon kubelet kubelet --config "$R/kubelet.yaml" --kubeconfig "$KUBECONFIG" \
   --root-dir "$KUBE_E2E_KUBELET_ROOT" --cert-dir "$R/kubelet-pki" \
