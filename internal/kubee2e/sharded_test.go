@@ -96,7 +96,9 @@ func (c *cluster) runSharded(t *testing.T, url string, tc shardedCase) {
 	defer cancel()
 	dir := t.TempDir()
 	name := "omnibench-" + tc.name
-	common := append([]string{"--seed", fmt.Sprint(seed), "--warmup", "0", "--format", "json"}, tc.load...)
+	// Shard 0 takes the server's after snapshot --settle after its own last
+	// response: two seconds cover the other shards' last ones on a busy node.
+	common := append([]string{"--seed", fmt.Sprint(seed), "--warmup", "0", "--settle", "2s", "--format", "json"}, tc.load...)
 	render := []string{"kube", "render", "--shards", fmt.Sprint(shards), "--name", name, "--url", url,
 		"--image", image, "--scenario", "chat-voice", "--start-at", fmt.Sprintf("+%ds", int(tc.startAhead.Seconds())),
 		// One node of two cores: the default request of one CPU per pod

@@ -17,8 +17,8 @@ if [ $# -lt 1 ]; then
   echo "usage: $0 PAUSE_IMAGE.tar [IMAGE.tar...]" >&2
   exit 2
 fi
-for bin in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
-  if [ ! -x "$KUBE_E2E_DIR/bin/$bin" ] && [ "$bin" != etcd ]; then
+for bin in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
+  if [ ! -x "$KUBE_E2E_DIR/bin/$bin" ]; then
     echo "start.sh: $KUBE_E2E_DIR/bin/$bin missing: run test/kube/build.sh first" >&2
     exit 1
   fi
@@ -30,7 +30,13 @@ done
 
 # A cluster left by an interrupted run is removed first.
 "$here/teardown.sh"
-trap 'echo "start.sh: failed; tearing the cluster down" >&2; "$here/teardown.sh"' ERR
+on_exit() {
+  local status=$?
+  [ "$status" -eq 0 ] && return
+  echo "start.sh: failed; tearing the cluster down" >&2
+  "$here/teardown.sh"
+}
+trap on_exit EXIT
 
 R="$KUBE_E2E_RUN"
 mkdir -p "$R"/{pids,logs,pki,cni/net.d,cni/ipam,containerd,runc}
