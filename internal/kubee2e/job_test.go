@@ -40,11 +40,12 @@ spec:
 // deleteTest removes what render and the test created for test name, and
 // waits until the pods are gone (their volumes are in the test's
 // temporary directory). The lingering pods' shell ignores SIGTERM (it is
-// process 1): they get one second, not the default thirty.
+// process 1): they get one second, not the default thirty, so the Job goes
+// first, leaving its pods (the controller would replace them otherwise).
 func (c *cluster) deleteTest(t *testing.T, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--timeout=2m", "job/"+name)
+	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--cascade=orphan", "--timeout=2m", "job/"+name)
 	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--grace-period=1", "--timeout=2m", "pods", "-l", "job-name="+name)
 	c.kubectl(t, ctx, nil, "delete", "--ignore-not-found", "--grace-period=1", "--timeout=2m",
 		"pod/"+name+"-collect", "configmap/"+name+"-scenario", "pvc/"+name+"-results", "pv/"+name+"-results")
