@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/scrape"
 )
 
