@@ -360,8 +360,14 @@ func redirectHost(req *url.URL, location string) string {
 // reason that is not UTF-8 ends it with a violation (see checkUTF8).
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
+	last := 0 // the size of the message before
 	for {
-		typ, data, err := cn.c.Read(ctx)
+		typ, r, err := cn.c.Reader(ctx)
+		var data []byte
+		if err == nil {
+			data, err = readMessage(r, last)
+			last = len(data)
+		}
 		err = checkUTF8(typ, data, err)
 		m := message{typ: typ, data: data, at: time.Now(), err: err}
 		select {
@@ -374,6 +380,35 @@ func (cn *conn) read(ctx context.Context) {
 		}
 	}
 }
+
+// readMessage reads the rest of one message, allocating room for sizeHint
+// bytes first: a server's audio messages mostly have the size of the one
+// before, so in the steady state a message costs one allocation and no
+// copy, where io.ReadAll (websocket.Conn.Read) starts from 512 bytes and
+// reallocates and copies at every doubling. The cap on a message is the
+// library's read limit, which r enforces.
+func readMessage(r io.Reader, sizeHint int) ([]byte, error) {
+	// One byte more than the hint, so that a message of exactly that size
+	// does not grow the buffer to learn it has ended.
+	b := make([]byte, 0, max(sizeHint, minMessageRoom-1)+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF { // the library's end of message, unwrapped as io.ReadAll expects it
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as append does
+		}
+	}
+}
+
+// minMessageRoom is the least readMessage allocates for a message: enough
+// for the control-sized JSON events of every kind.
+const minMessageRoom = 512
 
 // next waits for the next message until the idle timeout, the turn's
 // deadline or ctx.
