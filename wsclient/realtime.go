@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -72,14 +73,84 @@ type realtimeMsg struct {
 
 // parseRealtimeMsg decodes one server event.
 func parseRealtimeMsg(data []byte) (*realtimeMsg, error) {
-	var m realtimeMsg
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("not a Realtime event: %w", err)
+	m, ok := parseAudioDelta(data)
+	if !ok {
+		m = new(realtimeMsg)
+		if err := json.Unmarshal(data, m); err != nil {
+			return nil, fmt.Errorf("not a Realtime event: %w", err)
+		}
 	}
 	if m.Type == "" {
 		return nil, fmt.Errorf("event without a type")
 	}
-	return &m, nil
+	return m, nil
+}
+
+// payloadSentinel stands in for a cut-out payload: a JSON string no
+// base64 payload decodes to.
+const payloadSentinel = `\u0000`
+
+// parseAudioDelta is parseRealtimeMsg's fast path for an audio delta,
+// whose base64 audio is nearly all of the message: json.Unmarshal would
+// scan it twice (validating, then decoding) and copy it once more, the
+// largest part of the client's CPU per realtime event. The payload is cut
+// out, the rest decoded with a sentinel in its place, and the payload put
+// back into the field the sentinel landed in. It gives up (false) unless
+// that is exactly what json.Unmarshal of the whole message would give: the
+// payload is plain base64 (no escapes), the sentinel appears nowhere else,
+// the rest decodes and the sentinel ended in the top-level delta or audio
+// member, the one json.Unmarshal keeps.
+func parseAudioDelta(data []byte) (*realtimeMsg, bool) {
+	for _, key := range [...]string{`"delta":"`, `"audio":"`} {
+		at := bytes.Index(data, []byte(key))
+		if at < 0 {
+			continue
+		}
+		from := at + len(key)
+		n := base64Run(data[from:])
+		to := from + n
+		if n < minCutPayload || to >= len(data) || data[to] != '"' {
+			return nil, false
+		}
+		rest := make([]byte, 0, from+len(payloadSentinel)+len(data)-to)
+		rest = append(append(append(rest, data[:from]...), payloadSentinel...), data[to:]...)
+		if bytes.Count(rest, []byte(payloadSentinel)) != 1 {
+			return nil, false
+		}
+		var m realtimeMsg
+		if json.Unmarshal(rest, &m) != nil {
+			return nil, false
+		}
+		payload := string(data[from:to])
+		switch {
+		case key == `"delta":"` && m.Delta != nil && *m.Delta == "\x00":
+			m.Delta = &payload
+		case key == `"audio":"` && m.Audio != nil && *m.Audio == "\x00":
+			m.Audio = &payload
+		default:
+			return nil, false
+		}
+		return &m, true
+	}
+	return nil, false
+}
+
+// minCutPayload is the shortest payload parseAudioDelta cuts out: below
+// it, json.Unmarshal of the whole message costs no more.
+const minCutPayload = 256
+
+// base64Run is the length of the run of standard base64 characters
+// (padding included) that b starts with: inside a JSON string each stands
+// for itself.
+func base64Run(b []byte) int {
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/', c == '=':
+		default:
+			return i
+		}
+	}
+	return len(b)
 }
 
 // responseID is the event's response id: top-level, else response.id.
