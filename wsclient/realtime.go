@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -86,8 +87,8 @@ func parseRealtimeMsg(data []byte) (*realtimeMsg, error) {
 	return m, nil
 }
 
-// payloadSentinel stands in for a cut-out payload: a JSON string no
-// base64 payload decodes to.
+// payloadSentinel stands in for a cut-out payload: a JSON string that no
+// payload plainString accepts decodes to.
 const payloadSentinel = `\u0000`
 
 // parseAudioDelta is parseRealtimeMsg's fast path for an audio delta,
@@ -97,7 +98,7 @@ const payloadSentinel = `\u0000`
 // out, the rest decoded with a sentinel in its place, and the payload put
 // back into the field the sentinel landed in. It gives up (false) unless
 // that is exactly what json.Unmarshal of the whole message would give: the
-// payload is plain base64 (no escapes), the sentinel appears nowhere else,
+// payload stands for itself (plainString), the sentinel appears nowhere else,
 // the rest decodes and the sentinel ended in the top-level delta or audio
 // member, the one json.Unmarshal keeps.
 func parseAudioDelta(data []byte) (*realtimeMsg, bool) {
@@ -107,11 +108,11 @@ func parseAudioDelta(data []byte) (*realtimeMsg, bool) {
 			continue
 		}
 		from := at + len(key)
-		n := base64Run(data[from:])
-		to := from + n
-		if n < minCutPayload || to >= len(data) || data[to] != '"' {
+		n, ok := plainString(data[from:])
+		if !ok || n < minCutPayload {
 			return nil, false
 		}
+		to := from + n
 		rest := make([]byte, 0, from+len(payloadSentinel)+len(data)-to)
 		rest = append(append(append(rest, data[:from]...), payloadSentinel...), data[to:]...)
 		if bytes.Count(rest, []byte(payloadSentinel)) != 1 {
@@ -139,18 +140,34 @@ func parseAudioDelta(data []byte) (*realtimeMsg, bool) {
 // it, json.Unmarshal of the whole message costs no more.
 const minCutPayload = 256
 
-// base64Run is the length of the run of standard base64 characters
-// (padding included) that b starts with: inside a JSON string each stands
-// for itself.
-func base64Run(b []byte) int {
-	for i, c := range b {
-		switch {
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/', c == '=':
-		default:
-			return i
+// plainString is the length of the JSON string contents b starts with,
+// up to its closing quote, when they stand for themselves: printable
+// ASCII with no escape (as base64 is). ok is false for any other string.
+// The quote and the backslash are found with bytes.IndexByte, the rest
+// checked eight bytes at a time: the check costs little beside
+// json.Unmarshal's scan of every byte.
+func plainString(b []byte) (n int, ok bool) {
+	n = bytes.IndexByte(b, '"')
+	if n < 0 || bytes.IndexByte(b[:n], '\\') >= 0 {
+		return 0, false
+	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	s := b[:n]
+	for ; len(s) >= 8; s = s[8:] {
+		// A byte at or above 0x80 sets its high bit in w; when none
+		// does, w-0x20 in every byte sets a high bit exactly when some
+		// byte is below 0x20 (a control character).
+		w := binary.LittleEndian.Uint64(s)
+		if (w|(w-0x20*ones))&highs != 0 {
+			return 0, false
 		}
 	}
-	return len(b)
+	for _, c := range s {
+		if c < 0x20 || c >= 0x80 {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // responseID is the event's response id: top-level, else response.id.

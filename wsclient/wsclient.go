@@ -29,6 +29,7 @@
 package wsclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -360,13 +361,12 @@ func redirectHost(req *url.URL, location string) string {
 // reason that is not UTF-8 ends it with a violation (see checkUTF8).
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
-	last := 0 // the size of the message before
+	var scratch []byte // the reader's buffer, reused from message to message
 	for {
 		typ, r, err := cn.c.Reader(ctx)
 		var data []byte
 		if err == nil {
-			data, err = readMessage(r, last)
-			last = len(data)
+			data, err = readMessage(r, &scratch)
 		}
 		err = checkUTF8(typ, data, err)
 		m := message{typ: typ, data: data, at: time.Now(), err: err}
@@ -381,34 +381,36 @@ func (cn *conn) read(ctx context.Context) {
 	}
 }
 
-// readMessage reads the rest of one message, allocating room for sizeHint
-// bytes first: a server's audio messages mostly have the size of the one
-// before, so in the steady state a message costs one allocation and no
-// copy, where io.ReadAll (websocket.Conn.Read) starts from 512 bytes and
-// reallocates and copies at every doubling. The cap on a message is the
-// library's read limit, which r enforces.
-func readMessage(r io.Reader, sizeHint int) ([]byte, error) {
-	// One byte more than the hint, so that a message of exactly that size
-	// does not grow the buffer to learn it has ended.
-	b := make([]byte, 0, max(sizeHint, minMessageRoom-1)+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF { // the library's end of message, unwrapped as io.ReadAll expects it
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
+// readMessage reads the rest of one message into *scratch, growing it as
+// needed, and returns a copy of exactly the message's size: one allocation
+// per message, where io.ReadAll (websocket.Conn.Read) starts from 512
+// bytes and reallocates and copies at every doubling, for every message
+// again. The cap on a message is the library's read limit, which r
+// enforces; a scratch buffer grown past maxScratch is not kept, so that a
+// rare large message does not stay allocated for the whole session.
+func readMessage(r io.Reader, scratch *[]byte) ([]byte, error) {
+	b := (*scratch)[:0]
+	var err error
+	for err == nil {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // grow as append does
 		}
+		var n int
+		n, err = r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
 	}
+	if cap(b) <= maxScratch {
+		*scratch = b
+	}
+	if err == io.EOF { // the library's end of message, unwrapped as io.ReadAll expects it
+		err = nil
+	}
+	return bytes.Clone(b), err
 }
 
-// minMessageRoom is the least readMessage allocates for a message: enough
-// for the control-sized JSON events of every kind.
-const minMessageRoom = 512
+// maxScratch is the largest reading buffer a connection keeps between
+// messages: room for any audio chunk a streaming server sends.
+const maxScratch = 256 << 10
 
 // next waits for the next message until the idle timeout, the turn's
 // deadline or ctx.
