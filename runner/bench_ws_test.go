@@ -195,13 +195,17 @@ func bareWSSession(ctx context.Context, wsURL string, s *wsScript) ([]float64, e
 			break
 		}
 	}
+	// The turn is measured: a close that fails (a server too loaded to
+	// answer within the library's close timeout) is counted as an error
+	// but keeps the turn's delays.
+	delays := scheduleDelaysMS(offsets)
 	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"session.close"}`)); err != nil {
-		return nil, err
+		return delays, err
 	}
 	if err := c.Close(websocket.StatusNormalClosure, ""); err != nil && !isNormalClose(err) {
-		return nil, err
+		return delays, err
 	}
-	return scheduleDelaysMS(offsets), nil
+	return delays, nil
 }
 
 // hasType reports whether a JSON message carries the "type" member
