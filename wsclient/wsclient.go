@@ -297,6 +297,9 @@ type conn struct {
 	readErr error                 // the read error that ended the reader
 	opts    *Options
 	red     *secret.Redactor // the session's (Client.redactor)
+	// idleTimer and turnTimer are nextOrWake's, reused for every message
+	// (only the session's goroutine waits on the connection).
+	idleTimer, turnTimer *time.Timer
 }
 
 // dial opens the connection with the bearer token and starts the reader.
@@ -422,11 +425,11 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 // nextOrWake is next that also returns (woke true, no message) when wake
 // fires first: a sender pacing its messages reads the server meanwhile.
 func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, wake <-chan time.Time) (m message, woke bool, f *failure) {
-	idle := time.NewTimer(cn.opts.IdleTimeout)
+	idle := armTimer(&cn.idleTimer, cn.opts.IdleTimeout)
 	defer idle.Stop()
 	var dl <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+		t := armTimer(&cn.turnTimer, time.Until(deadline))
 		defer t.Stop()
 		dl = t.C
 	}
@@ -453,6 +456,19 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	case <-ctx.Done():
 		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 	}
+}
+
+// armTimer starts *t to fire after d, creating it the first time: a
+// connection's waits reuse their timers rather than allocate two for every
+// message. Since Go 1.23 a stopped or reset timer delivers no stale value,
+// so a timer armed again fires only for its new duration.
+func armTimer(t **time.Timer, d time.Duration) *time.Timer {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	return *t
 }
 
 // checkUTF8 turns what RFC 6455 requires a client to fail the connection
