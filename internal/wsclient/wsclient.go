@@ -29,6 +29,7 @@
 package wsclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -296,6 +297,9 @@ type conn struct {
 	readErr error                 // the read error that ended the reader
 	opts    *Options
 	red     *secret.Redactor // the session's (Client.redactor)
+	// idleTimer and turnTimer are nextOrWake's, reused for every message
+	// (only the session's goroutine waits on the connection).
+	idleTimer, turnTimer *time.Timer
 }
 
 // dial opens the connection with the bearer token and starts the reader.
@@ -360,8 +364,13 @@ func redirectHost(req *url.URL, location string) string {
 // reason that is not UTF-8 ends it with a violation (see checkUTF8).
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
+	var scratch []byte // the reader's buffer, reused from message to message
 	for {
-		typ, data, err := cn.c.Read(ctx)
+		typ, r, err := cn.c.Reader(ctx)
+		var data []byte
+		if err == nil {
+			data, err = readMessage(r, &scratch)
+		}
 		err = checkUTF8(typ, data, err)
 		m := message{typ: typ, data: data, at: time.Now(), err: err}
 		select {
@@ -375,6 +384,37 @@ func (cn *conn) read(ctx context.Context) {
 	}
 }
 
+// readMessage reads the rest of one message into *scratch, growing it as
+// needed, and returns a copy of exactly the message's size: one allocation
+// per message, where io.ReadAll (websocket.Conn.Read) starts from 512
+// bytes and reallocates and copies at every doubling, for every message
+// again. The cap on a message is the library's read limit, which r
+// enforces; a scratch buffer grown past maxScratch is not kept, so that a
+// rare large message does not stay allocated for the whole session.
+func readMessage(r io.Reader, scratch *[]byte) ([]byte, error) {
+	b := (*scratch)[:0]
+	var err error
+	for err == nil {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as append does
+		}
+		var n int
+		n, err = r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+	}
+	if cap(b) <= maxScratch {
+		*scratch = b
+	}
+	if err == io.EOF { // the library's end of message, unwrapped as io.ReadAll expects it
+		err = nil
+	}
+	return bytes.Clone(b), err
+}
+
+// maxScratch is the largest reading buffer a connection keeps between
+// messages: room for any audio chunk a streaming server sends.
+const maxScratch = 256 << 10
+
 // next waits for the next message until the idle timeout, the turn's
 // deadline or ctx.
 func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (message, *failure) {
@@ -385,11 +425,11 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 // nextOrWake is next that also returns (woke true, no message) when wake
 // fires first: a sender pacing its messages reads the server meanwhile.
 func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, wake <-chan time.Time) (m message, woke bool, f *failure) {
-	idle := time.NewTimer(cn.opts.IdleTimeout)
+	idle := armTimer(&cn.idleTimer, cn.opts.IdleTimeout)
 	defer idle.Stop()
 	var dl <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
+		t := armTimer(&cn.turnTimer, time.Until(deadline))
 		defer t.Stop()
 		dl = t.C
 	}
@@ -416,6 +456,19 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	case <-ctx.Done():
 		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 	}
+}
+
+// armTimer starts *t to fire after d, creating it the first time: a
+// connection's waits reuse their timers rather than allocate two for every
+// message. Since Go 1.23 a stopped or reset timer delivers no stale value,
+// so a timer armed again fires only for its new duration.
+func armTimer(t **time.Timer, d time.Duration) *time.Timer {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	return *t
 }
 
 // checkUTF8 turns what RFC 6455 requires a client to fail the connection

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/omnibench/omnibench/internal/client"
+	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/internal/run/selfmon"
 	"github.com/omnibench/omnibench/load"
@@ -75,10 +76,10 @@ func omniName(tr string) string {
 	return "omni-" + tr
 }
 
-// levels are the levels to run: bareStreams, or those -omnibench.levels names.
-func levels(b *testing.B) []int {
+// levels are the levels to run: defaults, or those -omnibench.levels names.
+func levels(b *testing.B, defaults []int) []int {
 	if *levelsFlag == "" {
-		return bareStreams
+		return defaults
 	}
 	var ns []int
 	for f := range strings.SplitSeq(*levelsFlag, ",") {
@@ -147,7 +148,7 @@ func (f *levelFigures) cpuPerEventUS() float64 {
 // ratios own/std are own-std-cpu-ratio and own-std-p99-ratio; the bare
 // loop is compared with the first transport named.
 func BenchmarkClientVsBareLoop(b *testing.B) {
-	ns, trs := levels(b), transports(b)
+	ns, trs := levels(b, bareStreams), transports(b)
 	ensureFiles(b, uint64(slices.Max(ns))+256)
 	srv := startServeWith(b, bareServeFlags())
 	sc, err := scenarios.Get(benchScenario)
@@ -170,75 +171,88 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 				func(ctx context.Context) { bare = append(bare, bareRun(ctx, b, srv.url, wl, n)) },
 				func(ctx context.Context) { conn = append(conn, connRun(ctx, b, srv.url, wl, n)) },
 			)
-			wait0, start := runqueueWait("self"), time.Now()
-			for i := 0; b.Loop(); i++ {
-				// Rotate which client goes first, so that with -benchtime
-				// 3x none always meets a server just warmed up (or just
-				// loaded) by another.
-				ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
-				for k := range clients {
-					clients[(i+k)%len(clients)](ctx)
+			rotateClients(b, clients, func() {
+				oc, op := reportLevel(b, omniName(trs[0]), omnis[0])
+				for k := 1; k < len(trs); k++ {
+					reportLevel(b, omniName(trs[k]), omnis[k])
 				}
-				cancel()
-			}
-			report := func(prefix string, runs levelRuns) (cpu, p99 float64) {
-				cpu, p99 = runs.median((*levelFigures).cpuPerEventUS), runs.median((*levelFigures).p99)
-				b.ReportMetric(cpu, prefix+"-cpu-us/event")
-				b.ReportMetric(runs.median((*levelFigures).p50), prefix+"-p50-delay-ms")
-				b.ReportMetric(runs.pooledP99(-1), prefix+"-p99-delay-ms")
-				b.ReportMetric(p99, prefix+"-p99-delay-ms-median-of-runs")
-				b.ReportMetric(runs.max((*levelFigures).kbPerStream), prefix+"-KB/stream")
-				b.ReportMetric(runs.sum(func(f *levelFigures) float64 { return float64(f.errors) }), prefix+"-errors")
-				b.ReportMetric(runs.median((*levelFigures).readsPerEvent), prefix+"-reads/event")
-				for _, f := range runs {
-					if f.firstErr != "" {
-						b.Logf("%s: %d errors (first: %s)", prefix, f.errors, f.firstErr)
-						break
-					}
+				bc, bp := reportLevel(b, "bare", bare)
+				reportLevel(b, "conn", conn)
+				if len(trs) == 2 {
+					// The transports' A/B: the same client, only the
+					// RoundTripper differs.
+					ab := trs[0] + "-" + trs[1]
+					b.ReportMetric(pairedRatio(omnis[0], omnis[1], (*levelFigures).cpuPerEventUS), ab+"-cpu-ratio")
+					ratio, _, _ := pooledP99Ratio(omnis[0], omnis[1])
+					b.ReportMetric(ratio, ab+"-p99-ratio")
 				}
-				return cpu, p99
-			}
-			oc, op := report(omniName(trs[0]), omnis[0])
-			for k := 1; k < len(trs); k++ {
-				report(omniName(trs[k]), omnis[k])
-			}
-			omni := omnis[0]
-			bc, bp := report("bare", bare)
-			report("conn", conn)
-			if len(trs) == 2 {
-				// The transports' A/B: the same client, only the
-				// RoundTripper differs.
-				ab := trs[0] + "-" + trs[1]
-				b.ReportMetric(pairedRatio(omnis[0], omnis[1], (*levelFigures).cpuPerEventUS), ab+"-cpu-ratio")
-				ratio, _, _ := pooledP99Ratio(omnis[0], omnis[1])
-				b.ReportMetric(ratio, ab+"-p99-ratio")
-			}
-			// The ratios pair the clients' runs of one iteration, which ran
-			// back to back, and take the median over the iterations: the
-			// machine's load drifts over minutes, and a pair shares it.
-			b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).cpuPerEventUS), "cpu-ratio")
-			// The p99 ratio is of the pooled p99s: each client's p99 over
-			// every event of every iteration, as merged histograms would
-			// give it. At 100 streams one run's p99 is the 66th-worst of
-			// 6600 events, mostly first events of one start-up burst, and
-			// moves by 2x between runs; pooling estimates the p99 of the
-			// distribution rather than a median of such order statistics.
-			// Its range with each iteration in turn left out (the
-			// jackknife) shows how much one iteration moves it.
-			ratio, lo, hi := pooledP99Ratio(omni, bare)
-			b.ReportMetric(ratio, "p99-ratio")
-			b.ReportMetric(lo, "p99-ratio-min-leave-one-out")
-			b.ReportMetric(hi, "p99-ratio-max-leave-one-out")
-			b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).p99), "p99-ratio-paired")
-			// The ratios of the medians, for comparison with earlier runs.
-			b.ReportMetric(oc/bc, "cpu-ratio-of-medians")
-			b.ReportMetric(op/bp, "p99-ratio-of-medians")
-			// Threads of this process runnable but waiting for a CPU, on
-			// average: how much the machine's other load got in the way.
-			b.ReportMetric((runqueueWait("self")-wait0).Seconds()/time.Since(start).Seconds(), "runq-wait-threads")
-			b.ReportMetric(0, "ns/op") // each iteration is a fixed workload
+				reportRatios(b, omnis[0], bare)
+				// The ratios of the medians, for comparison with earlier runs.
+				b.ReportMetric(oc/bc, "cpu-ratio-of-medians")
+				b.ReportMetric(op/bp, "p99-ratio-of-medians")
+			})
 		})
 	}
+}
+
+// rotateClients runs each client once per iteration of b's loop, rotating
+// which goes first, then calls report and reports how much the machine's
+// other load got in the way.
+func rotateClients(b *testing.B, clients []func(ctx context.Context), report func()) {
+	wait0, start := runqueueWait("self"), time.Now()
+	for i := 0; b.Loop(); i++ {
+		// Rotate which client goes first, so that with -benchtime 3x none
+		// always meets a server just warmed up (or just loaded) by another.
+		ctx, cancel := context.WithTimeout(b.Context(), benchDeadline)
+		for k := range clients {
+			clients[(i+k)%len(clients)](ctx)
+		}
+		cancel()
+	}
+	report()
+	// Threads of this process runnable but waiting for a CPU, on average.
+	b.ReportMetric((runqueueWait("self")-wait0).Seconds()/time.Since(start).Seconds(), "runq-wait-threads")
+	b.ReportMetric(0, "ns/op") // each iteration is a fixed workload
+}
+
+// reportLevel reports one client's figures at one level under prefix and
+// returns its median CPU per event and median p99.
+func reportLevel(b *testing.B, prefix string, runs levelRuns) (cpu, p99 float64) {
+	cpu, p99 = runs.median((*levelFigures).cpuPerEventUS), runs.median((*levelFigures).p99)
+	b.ReportMetric(cpu, prefix+"-cpu-us/event")
+	b.ReportMetric(runs.median((*levelFigures).p50), prefix+"-p50-delay-ms")
+	b.ReportMetric(runs.pooledP99(-1), prefix+"-p99-delay-ms")
+	b.ReportMetric(p99, prefix+"-p99-delay-ms-median-of-runs")
+	b.ReportMetric(runs.max((*levelFigures).kbPerStream), prefix+"-KB/stream")
+	b.ReportMetric(runs.sum(func(f *levelFigures) float64 { return float64(f.errors) }), prefix+"-errors")
+	b.ReportMetric(runs.median((*levelFigures).readsPerEvent), prefix+"-reads/event")
+	for _, f := range runs {
+		if f.firstErr != "" {
+			b.Logf("%s: %d errors (first: %s)", prefix, f.errors, f.firstErr)
+			break
+		}
+	}
+	return cpu, p99
+}
+
+// reportRatios reports omnibench's figures over the bare loop's. The
+// ratios pair the clients' runs of one iteration, which ran back to back,
+// and take the median over the iterations: the machine's load drifts over
+// minutes, and a pair shares it.
+func reportRatios(b *testing.B, omni, bare levelRuns) {
+	b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).cpuPerEventUS), "cpu-ratio")
+	// The p99 ratio is of the pooled p99s: each client's p99 over every
+	// event of every iteration, as merged histograms would give it. At 100
+	// streams one run's p99 is the 66th-worst of 6600 events, mostly first
+	// events of one start-up burst, and moves by 2x between runs; pooling
+	// estimates the p99 of the distribution rather than a median of such
+	// order statistics. Its range with each iteration in turn left out
+	// (the jackknife) shows how much one iteration moves it.
+	ratio, lo, hi := pooledP99Ratio(omni, bare)
+	b.ReportMetric(ratio, "p99-ratio")
+	b.ReportMetric(lo, "p99-ratio-min-leave-one-out")
+	b.ReportMetric(hi, "p99-ratio-max-leave-one-out")
+	b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).p99), "p99-ratio-paired")
 }
 
 func (f *levelFigures) p50() float64           { return quantile(f.delaysMS, 0.5) }
@@ -343,7 +357,21 @@ func omniRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 		Client: client.Options{Timeout: time.Minute, IdleTimeout: 30 * time.Second, HTTPTransport: transport},
 		Scrape: runner.ScrapeOff,
 	}
-	defer startProfile(b, strings.Replace(omniName(transport), "omni", "omnibench", 1), n)()
+	return runnerLevel(ctx, b, cfg, strings.Replace(omniName(transport), "omni", "omnibench", 1), n, func(r *results.Record) []float64 {
+		d := make([]float64, len(r.StampDelaysS))
+		for i, s := range r.StampDelaysS {
+			d[i] = s * 1000
+		}
+		return d
+	})
+}
+
+// runnerLevel measures one run of runner.Run with cfg at n streams or
+// sessions: this process's CPU and read calls, delays(r) of every record in
+// ms (one per event), the memory per open stream and the errors. Its CPU
+// profile is named profile.
+func runnerLevel(ctx context.Context, b *testing.B, cfg runner.Config, profile string, n int, delays func(*results.Record) []float64) levelFigures {
+	defer startProfile(b, profile, n)()
 	cpu0, reads0 := processCPU(), readCalls()
 	cfg, records := keepRecords(cfg)
 	out, err := runner.Run(ctx, cfg)
@@ -360,10 +388,9 @@ func omniRun(ctx context.Context, b *testing.B, url string, wl *scenarios.Worklo
 				fig.firstErr = r.ErrorClass + ": " + r.Error
 			}
 		}
-		fig.events += len(r.StampDelaysS)
-		for _, d := range r.StampDelaysS {
-			fig.delaysMS = append(fig.delaysMS, d*1000)
-		}
+		d := delays(r)
+		fig.events += len(d)
+		fig.delaysMS = append(fig.delaysMS, d...)
 	}
 	if out.Health != nil {
 		fig.bytesPerStream = out.Health.MemoryPerStreamBytes
