@@ -151,43 +151,57 @@ func observe(f figure, s, extra *summary.Summary) (float64, string) {
 		return nan, "" // observeServer reads it
 	}
 	if f.metric >= 0 {
-		m := metrics[f.metric]
-		ms, ok := s.Metric(m.summary)
-		if !ok || ms.N == 0 {
-			return nan, m.noData
-		}
-		var v float64
-		switch f.stat {
-		case "mean":
-			v = ms.Mean
-		case "median":
-			v = ms.Median
-		case "std":
-			if ms.N < 2 {
-				return nan, "a standard deviation needs two values and the run has one"
-			}
-			v = ms.Std
-		case "min":
-			v = ms.Min
-		case "max":
-			v = ms.Max
-		case "p":
-			if v, ok = ms.Percentile(f.p); !ok {
-				if extra == nil {
-					return nan, fmt.Sprintf("%s was not summarised and no records were given to compute it: add %s to --percentiles",
-						formatP(f.p), strconv.FormatFloat(f.p, 'f', -1, 64))
-				}
-				em, _ := extra.Metric(m.summary)
-				if v, ok = em.Percentile(f.p); !ok {
-					return nan, m.noData
-				}
-			}
-		}
-		if math.IsNaN(v) {
-			return nan, "the statistic is undefined for this run"
-		}
-		return v, ""
+		return observeMetric(f, s, extra)
 	}
+	return observeScalar(f, s, extra)
+}
+
+// observeMetric is a distribution's statistic (a mean, a percentile) in
+// its unit, or NaN and why there is none.
+func observeMetric(f figure, s, extra *summary.Summary) (float64, string) {
+	nan := math.NaN()
+	m := metrics[f.metric]
+	ms, ok := s.Metric(m.summary)
+	if !ok || ms.N == 0 {
+		return nan, m.noData
+	}
+	var v float64
+	switch f.stat {
+	case "mean":
+		v = ms.Mean
+	case "median":
+		v = ms.Median
+	case "std":
+		if ms.N < 2 {
+			return nan, "a standard deviation needs two values and the run has one"
+		}
+		v = ms.Std
+	case "min":
+		v = ms.Min
+	case "max":
+		v = ms.Max
+	case "p":
+		if v, ok = ms.Percentile(f.p); !ok {
+			if extra == nil {
+				return nan, fmt.Sprintf("%s was not summarised and no records were given to compute it: add %s to --percentiles",
+					formatP(f.p), strconv.FormatFloat(f.p, 'f', -1, 64))
+			}
+			em, _ := extra.Metric(m.summary)
+			if v, ok = em.Percentile(f.p); !ok {
+				return nan, m.noData
+			}
+		}
+	}
+	if math.IsNaN(v) {
+		return nan, "the statistic is undefined for this run"
+	}
+	return v, ""
+}
+
+// observeScalar is a run-wide figure (a rate, a count, a share) in its
+// unit, or NaN and why there is none.
+func observeScalar(f figure, s, extra *summary.Summary) (float64, string) {
+	nan := math.NaN()
 	ratio := func(num, den int, why string) (float64, string) {
 		if den == 0 {
 			return nan, why
