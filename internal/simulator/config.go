@@ -261,22 +261,8 @@ func (c Config) validate() error {
 			bad("%s: %v is negative", d.flag, d.v)
 		}
 	}
-	for _, d := range []struct {
-		field string
-		v     time.Duration
-	}{
-		{"WS.SpeechConfigTimeout", c.WS.SpeechConfigTimeout}, {"WS.SpeechIdleTimeout", c.WS.SpeechIdleTimeout},
-		{"WS.RealtimeFirstTimeout", c.WS.RealtimeFirstTimeout}, {"WS.RealtimeIdleTimeout", c.WS.RealtimeIdleTimeout},
-	} {
-		if d.v < 0 {
-			bad("%s: %v is negative", d.field, d.v)
-		}
-	}
-	if c.WS.MaxFrameBytes < 0 {
-		bad("WS.MaxFrameBytes: %d is negative", c.WS.MaxFrameBytes)
-	}
-	if e := c.WS.RealtimeEvents; e != RealtimeEventsGA && e != RealtimeEventsLegacy {
-		bad("--realtime-events: %q is neither %q nor %q", e, RealtimeEventsGA, RealtimeEventsLegacy)
+	if err := c.WS.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DuplexChat && !c.DuplexOnly {
 		bad("--duplex-chat: only with --duplex-only (every other server serves chat)")
@@ -323,6 +309,30 @@ func (c Config) validate() error {
 	}
 	if f.OversizedBytes < 1024 || f.OversizedBytes > 64<<20 {
 		bad("--fault-oversized-bytes: %d is outside 1024..%d", f.OversizedBytes, 64<<20)
+	}
+	return errors.Join(errs...)
+}
+
+// validate checks the WebSocket endpoints' timeouts, frame limit and event
+// names.
+func (w WSConfig) validate() error {
+	var errs []error
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"WS.SpeechConfigTimeout", w.SpeechConfigTimeout}, {"WS.SpeechIdleTimeout", w.SpeechIdleTimeout},
+		{"WS.RealtimeFirstTimeout", w.RealtimeFirstTimeout}, {"WS.RealtimeIdleTimeout", w.RealtimeIdleTimeout},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s: %v is negative", d.field, d.v))
+		}
+	}
+	if w.MaxFrameBytes < 0 {
+		errs = append(errs, fmt.Errorf("WS.MaxFrameBytes: %d is negative", w.MaxFrameBytes))
+	}
+	if e := w.RealtimeEvents; e != RealtimeEventsGA && e != RealtimeEventsLegacy {
+		errs = append(errs, fmt.Errorf("--realtime-events: %q is neither %q nor %q", e, RealtimeEventsGA, RealtimeEventsLegacy))
 	}
 	return errors.Join(errs...)
 }
