@@ -434,33 +434,41 @@ func (sc *speechStreamConn) generate(idx int, text string) (total int64, genErr 
 		j.fail()
 		return total, "", true
 	}
+	if !cfg.wordTimestamps && !cfg.streamAudio {
+		sm.payload(len(pcm)) // file mode: the whole file is the one payload
+	}
+	n, err := sc.closeUtterance(idx, text, pcm, framesSent, chunkID)
+	total += n // file mode: nothing streamed before, the file is the utterance's bytes
+	if err != nil {
+		sm.aborted(omnimetrics.SpeechAbortClientGone)
+		j.fail()
+		return total, "", true
+	}
+	sm.completed()
+	j.succeed()
+	return total, "", false
+}
+
+// closeUtterance sends what ends an utterance after its audio events: the
+// closing chunk with the word alignment (word timestamps), or the whole
+// file (file mode), whose size it returns; nothing when the audio streamed.
+func (sc *speechStreamConn) closeUtterance(idx int, text string, pcm []byte, framesSent int64, chunkID int) (fileBytes int64, err error) {
+	cfg, rate := sc.cfg, sc.s.cfg.SampleRate
 	switch {
 	case cfg.wordTimestamps:
 		// The closing chunk carries the word alignment of the sentence.
 		end := framesMS(framesSent, rate)
 		ts, _ := json.Marshal(wordTimes(text, end))
-		if err := sc.send(speechAudioChunk{Type: "audio.chunk", UtteranceIndex: idx, ChunkID: chunkID, ChunkEndMS: end,
-			SampleRate: rate, Timestamps: ts}); err != nil {
-			sm.aborted(omnimetrics.SpeechAbortClientGone)
-			j.fail()
-			return total, "", true
-		}
+		return 0, sc.send(speechAudioChunk{Type: "audio.chunk", UtteranceIndex: idx, ChunkID: chunkID, ChunkEndMS: end,
+			SampleRate: rate, Timestamps: ts})
 	case !cfg.streamAudio:
 		file := pcm
 		if cfg.format == "wav" {
-			file = wav.Encode(s.wavFormat(), pcm)
+			file = wav.Encode(sc.s.wavFormat(), pcm)
 		}
-		total = int64(len(file))
-		sm.payload(len(pcm))
-		if err := writeWS(sc.ctx, sc.c, websocket.MessageBinary, file); err != nil {
-			sm.aborted(omnimetrics.SpeechAbortClientGone)
-			j.fail()
-			return total, "", true
-		}
+		return int64(len(file)), writeWS(sc.ctx, sc.c, websocket.MessageBinary, file)
 	}
-	sm.completed()
-	j.succeed()
-	return total, "", false
+	return 0, nil
 }
 
 // framesMS is a frame count as whole milliseconds (bytes/2/rate, rounded).
