@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // pageTemplate is the HTML page. It is XHTML-compatible on purpose (every
@@ -319,7 +320,7 @@ func tableOf(t Table) tableView {
 	for c := 1; c < width; c++ {
 		numeric[c] = true
 		for _, row := range t.Rows {
-			if c < len(row) && row[c] != "" && !isFigure(row[c]) {
+			if c < len(row) && row[c] != "" && !table.IsFigure(row[c]) {
 				numeric[c] = false
 				break
 			}
@@ -337,28 +338,4 @@ func tableOf(t Table) tableView {
 		tv.Rows = append(tv.Rows, cells)
 	}
 	return tv
-}
-
-// isFigure reports whether a cell reads as a number ("12.5", "-", "3/4",
-// "95%", "+3.1%", "4 [1]" with its footnote marker, "242.5 (200-250)" with
-// the bucket it was estimated in), which tables right-align so digits line
-// up.
-func isFigure(s string) bool {
-	s = strings.TrimPrefix(strings.TrimSpace(footnoteMarkers.ReplaceAllString(s, "")), "+")
-	if v, bucket, ok := strings.Cut(s, " ("); ok && strings.HasSuffix(bucket, ")") {
-		lo, hi, _ := strings.Cut(strings.TrimSuffix(bucket, ")"), "-")
-		lo = strings.TrimLeft(lo, "≤≥")
-		return isFigure(v) && isFigure(lo) && (hi == "" || isFigure(hi))
-	}
-	if s == "-" {
-		return true
-	}
-	s = strings.TrimSuffix(s, "%")
-	if a, b, ok := strings.Cut(s, "/"); ok {
-		_, e1 := strconv.ParseFloat(a, 64)
-		_, e2 := strconv.ParseFloat(b, 64)
-		return e1 == nil && e2 == nil
-	}
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // Chart geometry in SVG user units. The page scales each chart's viewBox to
@@ -799,7 +801,7 @@ func (c *chart) hbarsSVG() string {
 // onto two, the second squeezed if it is still too long. Nothing is cut off.
 func (b *svgWriter) barLabel(x, y float64, label string) {
 	maxW := barLabelW - 20
-	lines := wrapWords(label, int(maxW/charW))
+	lines := table.WrapWords(label, int(maxW/charW))
 	if len(lines) > 2 {
 		lines = []string{lines[0], strings.Join(lines[1:], " ")}
 	}

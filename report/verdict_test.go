@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/summary"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // TestWriteVerdict: one line when it fits, a long reason continued on
@@ -32,8 +34,8 @@ func TestWriteVerdict(t *testing.T) {
 		t.Fatalf("lines %q", lines)
 	}
 	for _, l := range lines {
-		if textWidth(l) > 60 {
-			t.Errorf("line of %d columns: %q", textWidth(l), l)
+		if twwidth.Width(l) > 60 {
+			t.Errorf("line of %d columns: %q", twwidth.Width(l), l)
 		}
 	}
 	for _, l := range lines[1:] {
@@ -52,7 +54,7 @@ func TestWriteVerdict(t *testing.T) {
 	if err := WriteVerdict(&buf, Verdict{Outcome: NoVerdict, Reason: "capacity: unknown"}, Options{Colour: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := buf.String(); got != ansiYellow+"NO VERDICT"+ansiReset+": capacity: unknown\n" {
+	if got := buf.String(); got != table.ANSIYellow+"NO VERDICT"+table.ANSIReset+": capacity: unknown\n" {
 		t.Errorf("coloured: %q", got)
 	}
 }
@@ -69,10 +71,10 @@ func TestRenderColoursFailures(t *testing.T) {
 	if err := RenderWith(&coloured, FormatTable, Options{Colour: true}, tbl); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(coloured.String(), ansiRed+"MISS"+ansiReset) || strings.Contains(plain.String(), "\x1b[") {
+	if !strings.Contains(coloured.String(), table.ANSIRed+"MISS"+table.ANSIReset) || strings.Contains(plain.String(), "\x1b[") {
 		t.Fatalf("plain:\n%s\ncoloured:\n%q", plain.String(), coloured.String())
 	}
-	stripped := strings.NewReplacer(ansiRed, "", ansiReset, "").Replace(coloured.String())
+	stripped := strings.NewReplacer(table.ANSIRed, "", table.ANSIReset, "").Replace(coloured.String())
 	if stripped != plain.String() {
 		t.Errorf("colour moved the columns:\n%s\nwant:\n%s", stripped, plain.String())
 	}

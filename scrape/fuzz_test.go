@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 var fuzzContentTypes = []string{
@@ -140,7 +140,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		if err := report.Render(io.Discard, "table", d.Tables(TableOptions{All: true, Buckets: true})...); err != nil {
+		if err := table.Render(io.Discard, "table", d.Tables(TableOptions{All: true, Buckets: true})...); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.WriteJSON(io.Discard, TableOptions{All: true}); err != nil {

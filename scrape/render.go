@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // TableOptions selects what Delta.Tables shows.
@@ -25,18 +25,18 @@ func (o TableOptions) quantiles() []float64 {
 }
 
 // Tables renders the delta as counter, histogram (and summary), gauge and
-// optionally bucket tables, for report.Render.
-func (d *Delta) Tables(opts TableOptions) []report.Table {
-	counters := report.Table{Title: "Counters (increase between the scrapes)",
+// optionally bucket tables, for table.Render.
+func (d *Delta) Tables(opts TableOptions) []table.Table {
+	counters := table.Table{Title: "Counters (increase between the scrapes)",
 		Header: []string{"family", "labels", "before", "after", "increase", "note"}}
-	hist := report.Table{Title: "Histograms (observations between the scrapes)",
+	hist := table.Table{Title: "Histograms (observations between the scrapes)",
 		Header: []string{"family", "labels", "count", "sum", "mean"}}
 	for _, q := range opts.quantiles() {
 		hist.Header = append(hist.Header, "p"+strconv.FormatFloat(q*100, 'f', -1, 64))
 	}
 	hist.Header = append(hist.Header, "note")
-	gauges := report.Table{Title: "Gauges", Header: []string{"family", "labels", "before", "after", "change"}}
-	buckets := report.Table{Title: "Histogram buckets (increase per bucket)",
+	gauges := table.Table{Title: "Gauges", Header: []string{"family", "labels", "before", "after", "change"}}
+	buckets := table.Table{Title: "Histogram buckets (increase per bucket)",
 		Header: []string{"family", "labels", "le", "increase"}}
 	fresh := 0
 	for _, f := range d.Families {
@@ -82,8 +82,8 @@ func (d *Delta) Tables(opts TableOptions) []report.Table {
 		counters.Notes = append(counters.Notes, fmt.Sprintf("%d series appeared after the first scrape; they count from zero.", fresh))
 	}
 	hist.Notes = append(hist.Notes, "Quantiles are estimated from the bucket increases with linear interpolation, as Prometheus histogram_quantile does.")
-	var out []report.Table
-	for _, t := range []report.Table{counters, hist, gauges} {
+	var out []table.Table
+	for _, t := range []table.Table{counters, hist, gauges} {
 		if len(t.Rows) > 0 {
 			out = append(out, t)
 		}
@@ -96,7 +96,7 @@ func (d *Delta) Tables(opts TableOptions) []report.Table {
 		if opts.All {
 			msg = "Neither scrape holds any series."
 		}
-		out = append(out, report.Table{Title: "Metrics diff", Notes: append(counters.Notes, msg)})
+		out = append(out, table.Table{Title: "Metrics diff", Notes: append(counters.Notes, msg)})
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 func TestDeltaTablesAndJSON(t *testing.T) {
@@ -34,7 +34,7 @@ func TestDeltaTablesAndJSON(t *testing.T) {
 		t.Fatalf("%d tables with --all --buckets, want counters, histograms, gauges, buckets", len(all))
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, "markdown", all...); err != nil {
+	if err := table.Render(&buf, "markdown", all...); err != nil {
 		t.Fatal(err)
 	}
 

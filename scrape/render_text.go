@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // TextWidth is the width WriteText keeps within by default: a terminal of
@@ -37,7 +37,7 @@ const textGap = "  "
 
 // writeSeriesTable lays out one table of Tables: columns 0 and 1 are the
 // family and its labels, the others figures (right-aligned) and a note.
-func writeSeriesTable(b *strings.Builder, t report.Table, width int) {
+func writeSeriesTable(b *strings.Builder, t table.Table, width int) {
 	wrapLine(b, "", t.Title, width)
 	if len(t.Header) < 2 {
 		for _, n := range t.Notes {

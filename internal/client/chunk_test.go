@@ -523,3 +523,32 @@ func TestPlainBase64LenMatchesStdlib(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodePlainHeadMatchesStdlib: the head the measured path decodes (the
+// first 8 or 64 characters of a payload plainBase64Len accepted, padded or
+// raw) is what decoding the whole payload starts with, through one reused
+// buffer; a head that is not base64 is an error.
+func TestDecodePlainHeadMatchesStdlib(t *testing.T) {
+	var buf []byte
+	for n := range 100 {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			pcm := testPCM(n)
+			s := []byte(enc.EncodeToString(pcm))
+			if _, ok := plainBase64Len(s, -1); !ok {
+				t.Fatalf("%d bytes: not plain", n)
+			}
+			for _, chars := range []int{8, wavHeadChars} {
+				if len(s) < chars {
+					continue
+				}
+				got, err := decodePlainHead(&buf, s[:chars])
+				if err != nil || !bytes.Equal(got, pcm[:len(got)]) || len(got) != min(len(pcm), chars/4*3) {
+					t.Fatalf("%d bytes, head of %d: %x, %v; want %x", n, chars, got, err, pcm[:min(len(pcm), chars/4*3)])
+				}
+			}
+		}
+	}
+	if _, err := decodePlainHead(&buf, []byte("AAAA*AAA")); err == nil {
+		t.Error("a head with '*' decoded")
+	}
+}

@@ -587,7 +587,7 @@ func (s *stream) measureAudio(src []byte, plain int, now time.Time) (bool, error
 		if len(src) <= wavHeadChars+4 {
 			return false, nil // small enough to decode; keeps padding out of the head
 		}
-		head, err := decodeBase64(&s.b64, src[:wavHeadChars])
+		head, err := decodePlainHead(&s.b64, src[:wavHeadChars])
 		if err != nil {
 			return false, nil // not reached: the payload is plain base64
 		}
@@ -611,7 +611,7 @@ func (s *stream) measureAudio(src []byte, plain int, now time.Time) (bool, error
 		if !s.wavHeader || len(src) < 8 {
 			return false, nil
 		}
-		head, err := decodeBase64(&s.b64, src[:8])
+		head, err := decodePlainHead(&s.b64, src[:8])
 		if err != nil || isRIFF(head) {
 			return false, nil
 		}

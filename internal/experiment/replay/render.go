@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/omnibench/omnibench/continuity"
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // jsonDocument is the JSON form of a replay (omnibench replay --format json): the file read, one entry per
@@ -35,16 +35,16 @@ func WriteJSON(w io.Writer, file *File, responses []Response, sum Summary) error
 
 // Tables renders a replay as a per-response table and a summary table.
 // Units are in the headers; the player models are explained in notes.
-func Tables(file *File, opts Options, responses []Response, sum Summary) []report.Table {
+func Tables(file *File, opts Options, responses []Response, sum Summary) []table.Table {
 	header := []string{"id", "chunks", "audio (s)", "max underrun (ms)", "underrun events"}
 	for _, th := range opts.Thresholds {
 		header = append(header, "ok at "+continuity.ThresholdLabel(th)+" ms")
 	}
 	header = append(header, "S&R stalls", "S&R stall (ms)", "PR start (ms)", "PR stalls", "PR stall (ms)")
-	per := report.Table{Title: "Responses", Header: header, Notes: []string{
+	per := table.Table{Title: "Responses", Header: header, Notes: []string{
 		"ok at T ms: the longest underrun is at most T. S&R: the stall-and-resume player; PR: the pre-roll player (start: its start-up delay)."}}
 	for _, r := range responses {
-		row := []string{r.ID, strconv.Itoa(r.Chunks), report.FormatFixed(r.AudioS, 2), ms(r.MaxUnderrunS), strconv.Itoa(r.UnderrunEvents)}
+		row := []string{r.ID, strconv.Itoa(r.Chunks), table.FormatFixed(r.AudioS, 2), ms(r.MaxUnderrunS), strconv.Itoa(r.UnderrunEvents)}
 		for _, th := range opts.Thresholds {
 			row = append(row, yesNo(r.OK[continuity.ThresholdLabel(th)]))
 		}
@@ -54,23 +54,23 @@ func Tables(file *File, opts Options, responses []Response, sum Summary) []repor
 		per.Rows = append(per.Rows, row)
 	}
 
-	s := report.Table{Title: "Summary", Header: []string{"metric", "value"}}
+	s := table.Table{Title: "Summary", Header: []string{"metric", "value"}}
 	add := func(k, v string) { s.Rows = append(s.Rows, []string{k, v}) }
 	add("file", file.Name)
 	add("responses", strconv.Itoa(sum.Responses))
 	if len(file.Skipped) > 0 {
 		add("skipped", skippedText(file.Skipped))
 	}
-	add("audio (s)", report.FormatFixed(sum.AudioS, 2))
+	add("audio (s)", table.FormatFixed(sum.AudioS, 2))
 	underrun := s.Footnote("underrun: the never-pausing player from the first chunk (docs/reference/continuity.md); continuous = max underrun <= threshold")
 	for _, th := range opts.Thresholds {
 		l := continuity.ThresholdLabel(th)
-		add("continuous <="+l+"ms "+underrun, report.FormatPct(100*sum.ContinuousRate[l]))
+		add("continuous <="+l+"ms "+underrun, table.FormatPct(100*sum.ContinuousRate[l]))
 	}
 	add("responses with underrun", strconv.Itoa(sum.WithUnderrun))
 	add("mean max underrun (ms)", ms(sum.MeanMaxUnderrunS))
 	add("worst max underrun (ms)", ms(sum.MaxMaxUnderrunS))
-	add("mean underrun events", report.FormatFixed(sum.MeanUnderrunEvents, 2))
+	add("mean underrun events", table.FormatFixed(sum.MeanUnderrunEvents, 2))
 	wait := "no wait limit"
 	if opts.Prebuffer.MaxWaitS > 0 {
 		wait = "waits at most " + ms(opts.Prebuffer.MaxWaitS) + " ms"
@@ -88,7 +88,7 @@ func Tables(file *File, opts Options, responses []Response, sum Summary) []repor
 			add("pre-roll max start-up (ms)"+mark, ms(p.s.MaxStartupDelayS))
 		}
 		add(p.name+" responses with stalls"+mark, strconv.Itoa(p.s.WithStalls))
-		add(p.name+" mean stalls"+mark, report.FormatFixed(p.s.MeanStalls, 2))
+		add(p.name+" mean stalls"+mark, table.FormatFixed(p.s.MeanStalls, 2))
 		add(p.name+" mean total stall (ms)"+mark, ms(p.s.MeanTotalStallS))
 		add(p.name+" max total stall (ms)"+mark, ms(p.s.MaxTotalStallS))
 		add(p.name+" longest stall (ms)"+mark, ms(p.s.LongestStallS))
@@ -98,10 +98,10 @@ func Tables(file *File, opts Options, responses []Response, sum Summary) []repor
 		modeNote = "Mode reference: bit-compatible with the vLLM-Omni reference benchmark (what servers export), rounding residue included."
 	}
 	s.Notes = append(s.Notes, modeNote)
-	return []report.Table{per, s}
+	return []table.Table{per, s}
 }
 
-func ms(s float64) string { return report.FormatFixed(s*1000, 1) }
+func ms(s float64) string { return table.FormatFixed(s*1000, 1) }
 
 func yesNo(b bool) string {
 	if b {

@@ -11,15 +11,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/internal/junit"
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 // Table renders the results as one table for Markdown: failures first,
 // then passes and skips, each in rule order; with failuresOnly, only
 // failed rules. Cells carry their full text (WriteText is the default
 // output for a terminal or CI log).
-func (r *Report) Table(failuresOnly bool) report.Table {
-	t := report.Table{
+func (r *Report) Table(failuresOnly bool) table.Table {
+	t := table.Table{
 		Title:  "Metrics check",
 		Header: []string{"status", "rule", "family", "line", "expected", "observed", "difference", "tolerance", "detail"},
 	}

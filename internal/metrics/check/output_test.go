@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 )
 
 func sampleReport(t *testing.T) *Report {
@@ -48,7 +48,7 @@ func TestReportText(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := report.Render(&buf, "markdown", rep.Table(true)); err != nil {
+	if err := table.Render(&buf, "markdown", rep.Table(true)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "| PASS") || !strings.Contains(buf.String(), "| FAIL") {

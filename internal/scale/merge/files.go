@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/omnibench/omnibench/internal/run/results"
-	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/report/table"
 	"github.com/omnibench/omnibench/scrape"
 )
 
@@ -121,8 +121,8 @@ func (r *Result) WriteFiles(path string) ([]string, error) {
 
 // Table is the shards of the merge: what each contributed and how late it
 // began, with the start skew in a note.
-func (r *Result) Table() report.Table {
-	t := report.Table{Title: "Shards", Header: []string{"shard", "measured", "late (ms)", "file"}}
+func (r *Result) Table() table.Table {
+	t := table.Table{Title: "Shards", Header: []string{"shard", "measured", "late (ms)", "file"}}
 	info := r.Header.Merged
 	for _, s := range info.Shards {
 		t.Rows = append(t.Rows, []string{

@@ -1,10 +1,15 @@
-// Package report renders omnibench's results for people and programs: text
-// tables, Markdown and CSV from one Table value, and (in other files) the run
-// report and the self-contained HTML report. Commands build Tables; they never
-// format columns themselves. The layout of a text table (column widths,
-// where headers and cells wrap to fit the width limit) is report's own; the
-// grid itself, text and Markdown, is drawn by github.com/olekukonko/tablewriter.
-package report
+// Package table renders omnibench's tables for people and programs: aligned
+// text, Markdown and CSV from one Table value, with the cell formats the
+// commands share. Commands build Tables; they never format columns
+// themselves. The layout of a text table (column widths, where headers and
+// cells wrap to fit the width limit, the optional columns left out on a
+// narrow terminal) is this package's own; the grid itself, text and
+// Markdown, is drawn by github.com/olekukonko/tablewriter.
+//
+// It is a leaf: it knows nothing of runs, summaries or SLOs, so that the
+// commands that only print tables (scrape, merge, check, replay) do not
+// depend on them. Package report builds the run report's tables on it.
+package table
 
 import (
 	"bytes"
@@ -68,6 +73,10 @@ func footnotePrefix(n int) string { return marker(n) + " " }
 // cell; CSV, which carries no notes, drops them.
 var footnoteMarkers = regexp.MustCompile(`(\s*\[\d+\])+$`)
 
+// StripFootnoteMarkers returns s without the footnote markers ("[1]",
+// "[1] [3]") at its end, for output that carries no notes.
+func StripFootnoteMarkers(s string) string { return footnoteMarkers.ReplaceAllString(s, "") }
+
 // leadingMarker matches the marker a footnote's text starts with.
 var leadingMarker = regexp.MustCompile(`^\[\d+\] `)
 
@@ -106,7 +115,9 @@ func TerminalWidth(out io.Writer) (int, bool) {
 	return w, err == nil && w > 0
 }
 
-func (o Options) width() int {
+// LineWidth is the widest line the options allow: DefaultWidth for 0, 0
+// (no limit) for a negative Width.
+func (o Options) LineWidth() int {
 	switch {
 	case o.Width == 0:
 		return DefaultWidth
@@ -127,7 +138,7 @@ func Render(w io.Writer, format string, tables ...Table) error {
 func RenderWith(w io.Writer, format string, opts Options, tables ...Table) error {
 	switch format {
 	case FormatTable, "":
-		return renderText(w, tables, opts.width(), opts.Colour)
+		return renderText(w, tables, opts.LineWidth(), opts.Colour)
 	case FormatMarkdown, "md":
 		return renderMarkdown(w, tables)
 	case FormatCSV:
@@ -168,7 +179,7 @@ func renderText(w io.Writer, tables []Table, width int, colour bool) error {
 		}
 		t = fitColumns(t, width)
 		if t.Title != "" {
-			for _, l := range wrapWords(t.Title, width) {
+			for _, l := range WrapWords(t.Title, width) {
 				ew.line(l)
 			}
 		}
@@ -316,7 +327,7 @@ func layout(t Table, width int) grid {
 		wrapped := make([][]string, cols)
 		lines := 1
 		for c := range cols {
-			wrapped[c] = wrapWords(cell(cells, c), widths[c])
+			wrapped[c] = WrapWords(cell(cells, c), widths[c])
 			lines = max(lines, len(wrapped[c]))
 		}
 		out := make([]string, cols)
@@ -431,7 +442,7 @@ func headerWidth(header string, widestCell, lines int) int {
 		return floor
 	}
 	for w := floor; w < textWidth(header); w++ {
-		if len(wrapWords(header, w)) <= lines {
+		if len(WrapWords(header, w)) <= lines {
 			return w
 		}
 	}
@@ -439,7 +450,7 @@ func headerWidth(header string, widestCell, lines int) int {
 }
 
 // numericColumn reports whether every cell of column c reads as a figure
-// (isFigure, the rule the HTML page aligns by too), so the column aligns
+// (IsFigure, the rule the HTML page aligns by too), so the column aligns
 // right.
 func numericColumn(rows [][]string, c int) bool {
 	seen := false
@@ -447,7 +458,7 @@ func numericColumn(rows [][]string, c int) bool {
 		if c >= len(r) || r[c] == "" || r[c] == "-" {
 			continue
 		}
-		if !isFigure(r[c]) {
+		if !IsFigure(r[c]) {
 			return false
 		}
 		seen = true
@@ -467,9 +478,9 @@ func longestWordLen(s string) int {
 	return n
 }
 
-// wrapWords breaks s into lines of at most width runes at spaces; a word
+// WrapWords breaks s into lines of at most width runes at spaces; a word
 // longer than width stays whole on its own line. Width 0 means no limit.
-func wrapWords(s string, width int) []string {
+func WrapWords(s string, width int) []string {
 	if width <= 0 || textWidth(s) <= width {
 		return []string{s}
 	}
@@ -500,7 +511,7 @@ func wrapNote(n string, width int) []string {
 	if width <= 0 {
 		return []string{indent + n}
 	}
-	lines := wrapWords(n, max(20, width-len(hang)))
+	lines := WrapWords(n, max(20, width-len(hang)))
 	for i := range lines {
 		if i == 0 {
 			lines[i] = indent + lines[i]
@@ -606,7 +617,7 @@ func renderCSV(w io.Writer, tables []Table) error {
 	clean := func(r []string) []string {
 		out := make([]string, len(r))
 		for i, s := range r {
-			out[i] = strings.TrimSpace(footnoteMarkers.ReplaceAllString(s, ""))
+			out[i] = strings.TrimSpace(StripFootnoteMarkers(s))
 		}
 		return out
 	}

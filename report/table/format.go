@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"math"
@@ -81,4 +81,28 @@ func FormatFixed(v float64, prec int) string {
 		s = strings.TrimPrefix(s, "-")
 	}
 	return s
+}
+
+// IsFigure reports whether a cell reads as a number ("12.5", "-", "3/4",
+// "95%", "+3.1%", "4 [1]" with its footnote marker, "242.5 (200-250)" with
+// the bucket it was estimated in), which tables right-align so digits line
+// up.
+func IsFigure(s string) bool {
+	s = strings.TrimPrefix(strings.TrimSpace(StripFootnoteMarkers(s)), "+")
+	if v, bucket, ok := strings.Cut(s, " ("); ok && strings.HasSuffix(bucket, ")") {
+		lo, hi, _ := strings.Cut(strings.TrimSuffix(bucket, ")"), "-")
+		lo = strings.TrimLeft(lo, "≤≥")
+		return IsFigure(v) && IsFigure(lo) && (hi == "" || IsFigure(hi))
+	}
+	if s == "-" {
+		return true
+	}
+	s = strings.TrimSuffix(s, "%")
+	if a, b, ok := strings.Cut(s, "/"); ok {
+		_, e1 := strconv.ParseFloat(a, 64)
+		_, e2 := strconv.ParseFloat(b, 64)
+		return e1 == nil && e2 == nil
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
