@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/omnibench/omnibench/internal/audio/wav"
+	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/wer"
 )
 
@@ -55,19 +57,29 @@ func transcriber(t *testing.T, status int, text func(pcm []byte) string) (*httpt
 // measured, scored against the text asked for (speech) or the response's
 // own text (chat), written as an asr line that reads back into its record,
 // and summarised; a failing transcriber is a note, not a request failure.
+// speech-ws utterances are scored against their own input text, each of a
+// session's.
 func TestRunASR(t *testing.T) {
 	const hyp = "hello there general kenobi"
-	for _, tc := range []struct{ scenario, kind, format string }{
-		{"speech-pcm", "speech", "pcm"},
-		{"chat-voice", "", ""},
+	for _, tc := range []struct {
+		scenario, kind, format string
+		ws                     WSOptions
+	}{
+		{"speech-pcm", "speech", "pcm", WSOptions{}},
+		{"chat-voice", "", "", WSOptions{}},
+		{"tts-short", results.KindSpeechWS, "", WSOptions{Turns: 2}},
 	} {
-		t.Run(tc.scenario, func(t *testing.T) {
+		t.Run(tc.scenario+"/"+tc.kind, func(t *testing.T) {
 			wl := workload(t, tc.scenario, tc.kind, tc.format)
 			asr, _ := transcriber(t, http.StatusOK, func([]byte) string { return hyp })
 			cfg := baseConfig(startSim(t, wl, nil).URL, wl, 4, 2)
 			cfg.Scrape = ScrapeOff
 			cfg.ASR = ASRConfig{URL: asr.URL, Model: "asr-model"}
+			cfg.WS = tc.ws
 			out := mustRun(t, cfg)
+			if n := 4 * tc.ws.turns(); len(out.Records) != n {
+				t.Fatalf("%d records, want %d", len(out.Records), n)
+			}
 			var aligner wer.Aligner
 			for _, rec := range out.Records {
 				a := rec.ASR
@@ -84,10 +96,11 @@ func TestRunASR(t *testing.T) {
 				}
 			}
 			q := out.Summary.Quality
-			if q == nil || q.ASR == nil || q.ASR.Scored != 4 || q.ASR.Offered != 4 {
+			n := len(out.Records)
+			if q == nil || q.ASR == nil || q.ASR.Scored != n || q.ASR.Offered != n {
 				t.Fatalf("quality %+v", q)
 			}
-			if !hasNote(out.Notes, "asr: scored 4 of 4 responses") {
+			if !hasNote(out.Notes, fmt.Sprintf("asr: scored %d of %d responses", n, n)) {
 				t.Errorf("notes %q", out.Notes)
 			}
 		})

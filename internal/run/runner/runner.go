@@ -549,12 +549,17 @@ func (r *run) job(jctx context.Context, a load.Arrival) {
 	cfg := &r.cfg
 	if r.ws != nil {
 		sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
-		runWSSession(jctx, r.ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
+		runWSSession(jctx, r.ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "" || r.asr != nil, func() {
 			r.col.started()
 			if cfg.OnStart != nil {
 				cfg.OnStart(a)
 			}
-		}, r.deliver)
+		}, func(i int, rec *results.Record, audio *bytes.Buffer) {
+			if r.asr != nil {
+				r.asr.refs.put(rec.ID, wsReference(sess, i))
+			}
+			r.deliver(rec, audio)
+		})
 		return
 	}
 	spec := cfg.Workload.Request(a.Seq, cfg.Seed)

@@ -77,11 +77,23 @@ func wsSession(w *scenarios.Workload, seed int64, o WSOptions, a load.Arrival) w
 	}
 }
 
-// runWSSession runs one arrival's session, handing each record to deliver
-// as it completes. The first record's scheduling lag is the arrival's; a
-// later one is due when the one before it ended, so its lag is 0.
-func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Session, k int, a load.Arrival, saveAudio bool,
-	started func(), deliver func(*results.Record, *bytes.Buffer)) {
+// wsReference is the text the transcription of record i of a session is
+// scored against: the utterance's input text for speech-ws, whose audio
+// speaks it. The realtime kinds have none: the model answers the text
+// rather than speaking it.
+func wsReference(sess wsclient.Session, i int) string {
+	if sess.Kind != results.KindSpeechWS || i < 0 || i >= len(sess.Texts) {
+		return ""
+	}
+	return sess.Texts[i]
+}
+
+// runWSSession runs one arrival's session, handing each record (the i-th of
+// the session) to deliver as it completes, with its PCM when keepAudio. The
+// first record's scheduling lag is the arrival's; a later one is due when
+// the one before it ended, so its lag is 0.
+func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Session, k int, a load.Arrival, keepAudio bool,
+	started func(), deliver func(i int, rec *results.Record, audio *bytes.Buffer)) {
 	// Begin, Audio and End of one session run on its goroutine, in order.
 	audio := map[int]*bytes.Buffer{}
 	t := wsclient.Turn{
@@ -98,11 +110,11 @@ func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Sessio
 			return rec
 		},
 		End: func(i int, rec *results.Record) {
-			deliver(rec, audio[i])
+			deliver(i, rec, audio[i])
 			delete(audio, i)
 		},
 	}
-	if saveAudio {
+	if keepAudio {
 		t.Audio = func(i int) io.Writer {
 			audio[i] = new(bytes.Buffer)
 			return audio[i]
