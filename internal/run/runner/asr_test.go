@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/internal/audio/wav"
 	"github.com/omnibench/omnibench/internal/run/results"
@@ -57,8 +58,8 @@ func transcriber(t *testing.T, status int, text func(pcm []byte) string) (*httpt
 // measured, scored against the text asked for (speech) or the response's
 // own text (chat), written as an asr line that reads back into its record,
 // and summarised; a failing transcriber is a note, not a request failure.
-// speech-ws utterances are scored against their own input text, each of a
-// session's.
+// speech-ws utterances are scored against their own input text, realtime
+// turns against the transcript their answer came with.
 func TestRunASR(t *testing.T) {
 	const hyp = "hello there general kenobi"
 	for _, tc := range []struct {
@@ -68,6 +69,7 @@ func TestRunASR(t *testing.T) {
 		{"speech-pcm", "speech", "pcm", WSOptions{}},
 		{"chat-voice", "", "", WSOptions{}},
 		{"tts-short", results.KindSpeechWS, "", WSOptions{Turns: 2}},
+		{"tts-short", results.KindRealtime, "", WSOptions{Turns: 2}},
 	} {
 		t.Run(tc.scenario+"/"+tc.kind, func(t *testing.T) {
 			wl := workload(t, tc.scenario, tc.kind, tc.format)
@@ -87,7 +89,14 @@ func TestRunASR(t *testing.T) {
 					t.Fatalf("%s: no transcription score", rec.ID)
 				}
 				prompt := wl.Request(rec.Seq, cfg.Seed).Prompt
-				if chat := tc.kind == ""; (a.Reference == prompt) == chat || a.Reference == "" {
+				switch chat := tc.kind == ""; {
+				case tc.kind == results.KindRealtime:
+					// The answer's transcript (which the simulator makes
+					// the prompt's words): all the text the turn received.
+					if a.Reference == "" || utf8.RuneCountInString(a.Reference) != rec.TextChars {
+						t.Errorf("%s: reference %q, want the %d characters of the answer's transcript", rec.ID, a.Reference, rec.TextChars)
+					}
+				case (a.Reference == prompt) == chat || a.Reference == "":
 					t.Errorf("%s: reference %q (prompt %q, chat %v)", rec.ID, a.Reference, prompt, chat)
 				}
 				words, _, err := aligner.Score(a.Reference, hyp)

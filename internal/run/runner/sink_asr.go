@@ -25,9 +25,8 @@ import (
 // transcription endpoint (POST /v1/audio/transcriptions, multipart: file,
 // model) after the response is measured, and scores the transcript against
 // the reference text (package wer): the text asked for (the speech kinds,
-// each speech-ws utterance its own) or the response's own text (chat). The
-// realtime kinds are not transcribed: their reference would be the model's
-// transcript of its answer, which the WebSocket client does not keep. The transcriptions run off the request path,
+// each speech-ws utterance its own) or the response's own text (chat, each
+// realtime turn). realtime-audio turns are not transcribed. The transcriptions run off the request path,
 // with their own concurrency and a queue with a cap: a response that finds
 // the queue full is not transcribed (counted as skipped), so that the
 // transcriber never slows the load.
