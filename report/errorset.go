@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,11 +17,22 @@ import (
 // 100 columns. A longer message is cut there and given whole in a footnote.
 const errorMessageWidth = 44
 
+// audioDefect is the class the error set shows flagged responses under
+// (results.Record.AudioDefect).
+const audioDefect = "audio_defect"
+
+// defectNote says what the audio_defect rows of the error set are: flagged
+// responses that completed, so no failures.
+const defectNote = "not a failure: completed, kept in the latencies, not in the error rate"
+
 // ErrorSetTable renders the run's error set (summary.Summary.Errors): one row
 // per distinct (class, status, message), most frequent first, with the first
-// request that failed that way. ok is false when no measured request failed.
+// request that failed that way, then one audio_defect row per reason the
+// audio checks flagged responses for, marked as no failure. ok is false when
+// no measured request failed and none was flagged.
 func ErrorSetTable(s *summary.Summary) (t Table, ok bool) {
-	if s == nil || len(s.Errors) == 0 {
+	defects := defectGroups(s)
+	if s == nil || len(s.Errors) == 0 && len(defects) == 0 {
 		return Table{}, false
 	}
 	t = Table{Title: "Errors", Header: []string{"count", "class", "status", "first request", "message"}}
@@ -35,6 +48,9 @@ func ErrorSetTable(s *summary.Summary) (t Table, ok bool) {
 			msg = cutRunes(msg, errorMessageWidth-8) + "... " + t.Footnote(msg)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(g.Count), g.Class, status, g.FirstID, msg})
+	}
+	for _, d := range defects {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(d.count), audioDefect, "-", "-", d.reason + " (" + defectNote + ")"})
 	}
 	if s.ErrorsOmitted > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d more failures with other messages are not listed (at most %d rows).", s.ErrorsOmitted, summary.MaxErrorGroups))
@@ -84,6 +100,30 @@ func insteadOfAudio(s *summary.Summary) string {
 	return strings.Join(parts, "; ")
 }
 
+// defectGroup is the count of flagged responses for one audio_defect reason.
+type defectGroup struct {
+	reason string
+	count  int
+}
+
+// defectGroups are the run's audio_defect reasons (summary.Quality.ByDefect),
+// most frequent first, ties by name; nil when none was flagged.
+func defectGroups(s *summary.Summary) []defectGroup {
+	if s == nil || s.Quality == nil {
+		return nil
+	}
+	var out []defectGroup
+	for reason, n := range s.Quality.ByDefect {
+		if n > 0 {
+			out = append(out, defectGroup{reason, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b defectGroup) int {
+		return cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(a.reason, b.reason))
+	})
+	return out
+}
+
 // failureBanner is the section the HTML run report opens with when nothing
 // was measured, so the page cannot be mistaken for a result.
 func failureBanner(s *summary.Summary) (HTMLSection, bool) {
@@ -116,7 +156,8 @@ const stderrErrorRows = 5
 // ErrorSetText is the error set for stderr: a count line and the most
 // frequent groups, one per line, then the dropped arrivals beside them, each
 // line starting with prefix; "" when no measured request failed and none was
-// dropped.
+// dropped. The responses the audio checks flagged follow as their own
+// group, one line per reason, said to be no failures.
 func ErrorSetText(s *summary.Summary, prefix string) string {
 	if s == nil {
 		return ""
@@ -130,6 +171,12 @@ func ErrorSetText(s *summary.Summary, prefix string) string {
 				break
 			}
 			fmt.Fprintf(&b, "%s  %s\n", prefix, g)
+		}
+	}
+	if defects := defectGroups(s); len(defects) > 0 {
+		fmt.Fprintf(&b, "%s%d of %d checked responses flagged audio_defect (%s):\n", prefix, s.Quality.Defects, s.Quality.Checked, defectNote)
+		for _, d := range defects {
+			fmt.Fprintf(&b, "%s  %d× %s: %s\n", prefix, d.count, audioDefect, d.reason)
 		}
 	}
 	if d := s.Requests.Dropped; d > 0 {

@@ -109,6 +109,11 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.Float64Var(&ft.MalformedBase64, "fault-bad-base64", 0, "probability of one audio event with malformed base64")
 	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
 	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")
+	f.Float64Var(&ft.VoiceMute, "fault-voice-mute", 0, "with --voice-engine espeak-ng: probability of silencing a span around the middle of the speech (see --fault-voice-mute-for)")
+	f.DurationVar(&ft.VoiceMuteFor, "fault-voice-mute-for", 0, "length of the voice-mute fault's silence (0 = 1.5s)")
+	f.Float64Var(&ft.VoiceClip, "fault-voice-clip", 0, "with --voice-engine espeak-ng: probability of driving the speech 18 dB past full scale (clipping)")
+	f.Float64Var(&ft.VoiceCutEnd, "fault-voice-cut-end", 0, "with --voice-engine espeak-ng: probability of stopping the speech at 60% of its length, mid-word")
+	f.Float64Var(&ft.VoiceSwap, "fault-voice-swap", 0, "with --voice-engine espeak-ng: probability of speaking the previous different text instead of this one")
 
 	f.BoolVar(&o.logStats, "log-stats", false, "record metrics (off by default, as on servers that follow the original metrics design)")
 	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")

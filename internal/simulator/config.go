@@ -346,7 +346,7 @@ func (c Config) validateVoice() error {
 	for _, r := range []struct {
 		field string
 		v     float64
-	}{{"Faults.VoiceMute", f.VoiceMute}, {"Faults.VoiceClip", f.VoiceClip}, {"Faults.VoiceCutEnd", f.VoiceCutEnd}, {"Faults.VoiceSwap", f.VoiceSwap}} {
+	}{{"--fault-voice-mute", f.VoiceMute}, {"--fault-voice-clip", f.VoiceClip}, {"--fault-voice-cut-end", f.VoiceCutEnd}, {"--fault-voice-swap", f.VoiceSwap}} {
 		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
 			return fmt.Errorf("%s: probability %v is outside [0, 1]", r.field, r.v)
 		}
@@ -355,7 +355,7 @@ func (c Config) validateVoice() error {
 		}
 	}
 	if f.VoiceMuteFor < 0 || f.VoiceMuteFor > time.Hour {
-		return fmt.Errorf("Faults.VoiceMuteFor: %v is outside 0..1h", f.VoiceMuteFor)
+		return fmt.Errorf("--fault-voice-mute-for: %v is outside 0..1h", f.VoiceMuteFor)
 	}
 	return nil
 }

@@ -223,8 +223,9 @@ func TestVoiceConfig(t *testing.T) {
 		want string
 	}{
 		{Config{VoiceEngine: "festival"}, `--voice-engine: "festival"`},
-		{Config{Faults: Faults{VoiceClip: 0.5}}, "Faults.VoiceClip: damages the spoken voice; needs --voice-engine espeak-ng"},
-		{Config{VoiceEngine: VoiceEspeak, Faults: Faults{VoiceMute: 2}}, "Faults.VoiceMute: probability 2"},
+		{Config{Faults: Faults{VoiceClip: 0.5}}, "--fault-voice-clip: damages the spoken voice; needs --voice-engine espeak-ng"},
+		{Config{VoiceEngine: VoiceEspeak, Faults: Faults{VoiceMute: 2}}, "--fault-voice-mute: probability 2"},
+		{Config{VoiceEngine: VoiceEspeak, Faults: Faults{VoiceMuteFor: -time.Second}}, "--fault-voice-mute-for: -1s is outside"},
 	} {
 		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg.Faults, err, tc.want)

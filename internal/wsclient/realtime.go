@@ -254,6 +254,7 @@ type realtimeTurn struct {
 	fmtKnown  bool
 	lastTextS float64
 	sink      io.Writer
+	textOut   io.Writer // the response's text, when the caller keeps it
 
 	benchFirst, benchLast time.Time
 	benchText             time.Time
@@ -271,7 +272,7 @@ func (c *Client) runRealtime(ctx context.Context, sess Session, t Turn) {
 	c.runTurns(ctx, sess, t, turnProtocol{
 		open: func(cn *conn) *failure { return c.openRealtime(ctx, cn, sess, ss.native) },
 		turn: func(cn *conn, i int, rec *results.Record, sink io.Writer) *failure {
-			rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: sink}
+			rt := &realtimeTurn{c: c, sess: sess, ss: ss, rec: rec, sink: sink, textOut: t.textOut(i)}
 			return rt.run(ctx, cn, i, sess.Texts[i])
 		},
 		close: func(cn *conn) *websocket.CloseError { return c.closeSession(ctx, cn) },
@@ -627,6 +628,11 @@ func (rt *realtimeTurn) text(delta string, at time.Time, off float64) {
 	}
 	rt.lastTextS = off
 	rec.TextChars += len([]rune(delta))
+	if rt.textOut != nil {
+		// The writer is the caller's in-memory copy: like the audio sink's,
+		// its error must not fail the measurement.
+		_, _ = io.WriteString(rt.textOut, delta)
+	}
 }
 
 // finish fills the derived fields and the benchmark's figures.

@@ -205,6 +205,10 @@ type Turn struct {
 	// Audio, when set, gives the writer that receives the PCM of record i
 	// (headers stripped) in arrival order, for saving what a listener hears.
 	Audio func(i int) io.Writer
+	// Text, when set, gives the writer that receives the text of record
+	// i's response as it arrives (realtime: the transcript of the model's
+	// speech), for scoring a transcription of its audio against.
+	Text func(i int) io.Writer
 }
 
 // audioOut is t's writer for record i, or nil.
@@ -213,6 +217,14 @@ func (t Turn) audioOut(i int) io.Writer {
 		return nil
 	}
 	return t.Audio(i)
+}
+
+// textOut is t's text writer for record i, or nil.
+func (t Turn) textOut(i int) io.Writer {
+	if t.Text == nil {
+		return nil
+	}
+	return t.Text(i)
 }
 
 // addChunk records one chunk and copies its PCM to the audio sink; a

@@ -21,6 +21,7 @@ import (
 	"github.com/omnibench/omnibench/internal/audio/wav"
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/simulator"
+	"github.com/omnibench/omnibench/report"
 )
 
 // The spoken prompts of the end-to-end test: a handful of sentences of
@@ -277,5 +278,34 @@ func TestSpokenDamageCaught(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpokenDefectsInErrorSet: responses whose speech the server muted are
+// flagged internal_gap, and the error set (stderr's text, the report's table,
+// the HTML page) shows them as an audio_defect group of their own, said to be
+// no failure, while the error rate stays 0.
+func TestSpokenDefectsInErrorSet(t *testing.T) {
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng not installed (Debian package espeak-ng): the mute fault needs real speech")
+	}
+	out, _ := spokenRun(t, 2, simulator.Faults{VoiceMute: 1}, "")
+	s := out.Summary
+	if s.Requests.ErrorRate != 0 || len(s.Errors) != 0 {
+		t.Fatalf("error rate %v, errors %+v: a defect is no failure", s.Requests.ErrorRate, s.Errors)
+	}
+	text := report.ErrorSetText(s, "omnibench: ")
+	for _, want := range []string{"2 of 2 checked responses flagged audio_defect (not a failure", "2× audio_defect: internal_gap"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("error set text lacks %q:\n%s", want, text)
+		}
+	}
+	var page bytes.Buffer
+	rep := out.Report()
+	if err := report.WriteHTML(&page, report.HTMLReport{Title: "defects", Sections: report.RunSectionsSet(rep, out.Set, out.Worst)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<td>audio_defect</td>") || !strings.Contains(page.String(), "internal_gap (not a failure") {
+		t.Errorf("the HTML report has no audio_defect row for internal_gap")
 	}
 }

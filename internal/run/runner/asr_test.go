@@ -2,14 +2,17 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/omnibench/omnibench/internal/audio/wav"
+	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/wer"
 )
 
@@ -55,19 +58,30 @@ func transcriber(t *testing.T, status int, text func(pcm []byte) string) (*httpt
 // measured, scored against the text asked for (speech) or the response's
 // own text (chat), written as an asr line that reads back into its record,
 // and summarised; a failing transcriber is a note, not a request failure.
+// speech-ws utterances are scored against their own input text, realtime
+// turns against the transcript their answer came with.
 func TestRunASR(t *testing.T) {
 	const hyp = "hello there general kenobi"
-	for _, tc := range []struct{ scenario, kind, format string }{
-		{"speech-pcm", "speech", "pcm"},
-		{"chat-voice", "", ""},
+	for _, tc := range []struct {
+		scenario, kind, format string
+		ws                     WSOptions
+	}{
+		{"speech-pcm", "speech", "pcm", WSOptions{}},
+		{"chat-voice", "", "", WSOptions{}},
+		{"tts-short", results.KindSpeechWS, "", WSOptions{Turns: 2}},
+		{"tts-short", results.KindRealtime, "", WSOptions{Turns: 2}},
 	} {
-		t.Run(tc.scenario, func(t *testing.T) {
+		t.Run(tc.scenario+"/"+tc.kind, func(t *testing.T) {
 			wl := workload(t, tc.scenario, tc.kind, tc.format)
 			asr, _ := transcriber(t, http.StatusOK, func([]byte) string { return hyp })
 			cfg := baseConfig(startSim(t, wl, nil).URL, wl, 4, 2)
 			cfg.Scrape = ScrapeOff
 			cfg.ASR = ASRConfig{URL: asr.URL, Model: "asr-model"}
+			cfg.WS = tc.ws
 			out := mustRun(t, cfg)
+			if n := 4 * tc.ws.turns(); len(out.Records) != n {
+				t.Fatalf("%d records, want %d", len(out.Records), n)
+			}
 			var aligner wer.Aligner
 			for _, rec := range out.Records {
 				a := rec.ASR
@@ -75,7 +89,14 @@ func TestRunASR(t *testing.T) {
 					t.Fatalf("%s: no transcription score", rec.ID)
 				}
 				prompt := wl.Request(rec.Seq, cfg.Seed).Prompt
-				if chat := tc.kind == ""; (a.Reference == prompt) == chat || a.Reference == "" {
+				switch chat := tc.kind == ""; {
+				case tc.kind == results.KindRealtime:
+					// The answer's transcript (which the simulator makes
+					// the prompt's words): all the text the turn received.
+					if a.Reference == "" || utf8.RuneCountInString(a.Reference) != rec.TextChars {
+						t.Errorf("%s: reference %q, want the %d characters of the answer's transcript", rec.ID, a.Reference, rec.TextChars)
+					}
+				case (a.Reference == prompt) == chat || a.Reference == "":
 					t.Errorf("%s: reference %q (prompt %q, chat %v)", rec.ID, a.Reference, prompt, chat)
 				}
 				words, _, err := aligner.Score(a.Reference, hyp)
@@ -84,10 +105,11 @@ func TestRunASR(t *testing.T) {
 				}
 			}
 			q := out.Summary.Quality
-			if q == nil || q.ASR == nil || q.ASR.Scored != 4 || q.ASR.Offered != 4 {
+			n := len(out.Records)
+			if q == nil || q.ASR == nil || q.ASR.Scored != n || q.ASR.Offered != n {
 				t.Fatalf("quality %+v", q)
 			}
-			if !hasNote(out.Notes, "asr: scored 4 of 4 responses") {
+			if !hasNote(out.Notes, fmt.Sprintf("asr: scored %d of %d responses", n, n)) {
 				t.Errorf("notes %q", out.Notes)
 			}
 		})

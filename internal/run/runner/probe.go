@@ -134,7 +134,7 @@ func probeRecord(ctx context.Context, cfg *Config, target string) (*results.Reco
 	one.Turns = 1
 	a := load.Arrival{Start: time.Now()}
 	sess := wsSession(cfg.Workload, cfg.Seed, one, a)
-	runWSSession(pctx, ws, sess, 1, a, false, func() {}, func(r *results.Record, _ *bytes.Buffer) { rec = r })
+	runWSSession(pctx, ws, sess, 1, a, wsKeep{}, func() {}, func(_ int, r *results.Record, _ *bytes.Buffer, _ string) { rec = r })
 	return rec, nil
 }
 

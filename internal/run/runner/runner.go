@@ -549,12 +549,18 @@ func (r *run) job(jctx context.Context, a load.Arrival) {
 	cfg := &r.cfg
 	if r.ws != nil {
 		sess := wsSession(cfg.Workload, cfg.Seed, cfg.WS, a)
-		runWSSession(jctx, r.ws, sess, cfg.WS.turns(), a, cfg.SaveAudioDir != "", func() {
+		keep := wsKeep{audio: cfg.SaveAudioDir != "" || r.asr != nil, text: r.asr != nil}
+		runWSSession(jctx, r.ws, sess, cfg.WS.turns(), a, keep, func() {
 			r.col.started()
 			if cfg.OnStart != nil {
 				cfg.OnStart(a)
 			}
-		}, r.deliver)
+		}, func(i int, rec *results.Record, audio *bytes.Buffer, said string) {
+			if r.asr != nil {
+				r.asr.refs.put(rec.ID, wsReference(sess, i, said))
+			}
+			r.deliver(rec, audio)
+		})
 		return
 	}
 	spec := cfg.Workload.Request(a.Seq, cfg.Seed)

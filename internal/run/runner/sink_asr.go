@@ -24,8 +24,9 @@ import (
 // ASRConfig sends each measured response's audio to an OpenAI-compatible
 // transcription endpoint (POST /v1/audio/transcriptions, multipart: file,
 // model) after the response is measured, and scores the transcript against
-// the reference text (package wer): the text asked for (speech kinds) or the
-// response's own text (chat). The transcriptions run off the request path,
+// the reference text (package wer): the text asked for (the speech kinds,
+// each speech-ws utterance its own) or the response's own text (chat, each
+// realtime turn). realtime-audio turns are not transcribed. The transcriptions run off the request path,
 // with their own concurrency and a queue with a cap: a response that finds
 // the queue full is not transcribed (counted as skipped), so that the
 // transcriber never slows the load.

@@ -77,13 +77,34 @@ func wsSession(w *scenarios.Workload, seed int64, o WSOptions, a load.Arrival) w
 	}
 }
 
-// runWSSession runs one arrival's session, handing each record to deliver
-// as it completes. The first record's scheduling lag is the arrival's; a
-// later one is due when the one before it ended, so its lag is 0.
-func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Session, k int, a load.Arrival, saveAudio bool,
-	started func(), deliver func(*results.Record, *bytes.Buffer)) {
-	// Begin, Audio and End of one session run on its goroutine, in order.
+// wsReference is the text the transcription of record i of a session is
+// scored against: the utterance's input text for speech-ws, whose audio
+// speaks it; for realtime the text the response came with (said), the
+// transcript of the model's own speech; none for realtime-audio.
+func wsReference(sess wsclient.Session, i int, said string) string {
+	switch {
+	case sess.Kind == results.KindRealtime:
+		return said
+	case sess.Kind != results.KindSpeechWS || i < 0 || i >= len(sess.Texts):
+		return ""
+	}
+	return sess.Texts[i]
+}
+
+// wsKeep says what of each response a session keeps for its record's
+// sinks: the PCM (saved audio, transcription), the text (transcription's
+// reference).
+type wsKeep struct{ audio, text bool }
+
+// runWSSession runs one arrival's session, handing each record (the i-th of
+// the session) to deliver as it completes, with its PCM and its text when
+// keep says so. The first record's scheduling lag is the arrival's; a later
+// one is due when the one before it ended, so its lag is 0.
+func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Session, k int, a load.Arrival, keep wsKeep,
+	started func(), deliver func(i int, rec *results.Record, audio *bytes.Buffer, said string)) {
+	// Begin, Audio, Text and End of one session run on its goroutine, in order.
 	audio := map[int]*bytes.Buffer{}
+	text := map[int]*cappedText{}
 	t := wsclient.Turn{
 		Begin: func(i int) *results.Record {
 			seq := a.Seq*k + i
@@ -98,14 +119,25 @@ func runWSSession(ctx context.Context, ws *wsclient.Client, sess wsclient.Sessio
 			return rec
 		},
 		End: func(i int, rec *results.Record) {
-			deliver(rec, audio[i])
+			var said string
+			if t := text[i]; t != nil {
+				said = t.b.String()
+			}
+			deliver(i, rec, audio[i], said)
 			delete(audio, i)
+			delete(text, i)
 		},
 	}
-	if saveAudio {
+	if keep.audio {
 		t.Audio = func(i int) io.Writer {
 			audio[i] = new(bytes.Buffer)
 			return audio[i]
+		}
+	}
+	if keep.text {
+		t.Text = func(i int) io.Writer {
+			text[i] = new(cappedText)
+			return text[i]
 		}
 	}
 	ws.Run(ctx, sess, t)
