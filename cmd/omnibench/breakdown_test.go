@@ -137,3 +137,37 @@ func TestSLOOnBreakdownFigure(t *testing.T) {
 		t.Errorf("report --slo %s: %v, want exit 3", miss, err)
 	}
 }
+
+// compare shows the per-stage differences of two runs' breakdowns, in
+// text and JSON, when both results files have scrape lines.
+func TestCompareShowsBreakdownDiff(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"a.jsonl", "b.jsonl"} {
+		path := filepath.Join(dir, name)
+		if _, stderr, err := runRunCmd(t, "-n", "3", "-c", "1", "--warmup", "0", "--scrape", "on", "--out", path); err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		paths = append(paths, path)
+	}
+	text, err := runRoot(t, "compare", paths[0], paths[1])
+	if err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	if !strings.Contains(text, breakdown.TitleDiff) || !strings.Contains(text, "pipeline") {
+		t.Errorf("compare shows no breakdown comparison:\n%s", text)
+	}
+	js, err := runRoot(t, "compare", paths[0], paths[1], "--format", "json")
+	if err != nil {
+		t.Fatalf("compare --format json: %v", err)
+	}
+	var doc struct {
+		Breakdown *breakdown.Diff `json:"breakdown"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if d := doc.Breakdown; d == nil || len(d.Reasons) > 0 || len(d.Stages) == 0 || d.Pipeline.A.Requests != 3 {
+		t.Errorf("compare's JSON breakdown %+v", d)
+	}
+}

@@ -44,6 +44,10 @@ was computed (exact; exact with ties; or, beyond 50 values, or 25 with
 ties, the normal approximation with tie and continuity corrections), both
 runs' failed requests with Fisher's exact test, and the warnings (too few
 samples, serially correlated samples, runs with different set-ups).
+When both results files have scrape lines (run --scrape), a last table
+compares where the server spent each run's time, replica by replica: the
+mean e2e of both and the differences of the queue, prefill, decode and
+e2e means ("breakdown" in JSON).
 --format csv writes one tidy row per metric (plain numbers, notes on
 stderr); --format json has every statistic.
 

@@ -230,6 +230,21 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			}
 			runBinary(t, ctx, bin, "check", before.Path, after.Path, "--run", merged)
 
+			// Shard 0's scrape lines came along: the merged report breaks
+			// down every shard's requests, which the server served.
+			var doc struct {
+				Breakdown *struct {
+					Computable bool    `json:"computable"`
+					Requests   float64 `json:"requests"`
+				} `json:"breakdown"`
+			}
+			if err := json.Unmarshal(runBinary(t, ctx, bin, "report", merged, "--format", "json"), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if b := doc.Breakdown; b == nil || !b.Computable || b.Requests != float64(ok) {
+				t.Errorf("merged report's breakdown %+v, want the %d merged requests", b, ok)
+			}
+
 			// The other readers of results take the merge like any run.
 			runBinary(t, ctx, bin, "compare", ref, merged)
 			runBinary(t, ctx, bin, "replay", merged)
@@ -239,6 +254,11 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			w := results.NewWriter(&concat)
 			if err := w.WriteHeader(h); err != nil {
 				t.Fatal(err)
+			}
+			for _, sc := range h.Scrapes { // shard 0's, as the merge keeps them
+				if err := w.WriteScrape(sc); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for _, f := range files {
 				_, rs, err := results.ReadFile(f)

@@ -333,6 +333,9 @@ func (lr *levelRun) run(ctx context.Context, level float64) (sweep.Measurement, 
 	}
 	lr.headers = append(lr.headers, outcome.Header)
 	m := sweep.Measurement{Summary: outcome.Summary, Set: outcome.Set}
+	if outcome.Breakdown != nil {
+		m.Attribution = &outcome.Breakdown.Attribution
+	}
 	m.SetHealth(outcome.Health)
 	return m, err
 }

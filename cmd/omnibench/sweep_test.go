@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scenarios"
@@ -461,5 +462,38 @@ func TestSweepVerdictLine(t *testing.T) {
 	html, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(html), `<p class="verdict fail" role="status"><strong>FAIL</strong>: 2 of 2 levels missed`) {
 		t.Errorf("the sweep page has no FAIL badge (%v)", err)
+	}
+}
+
+// A sweep that scrapes the server gives each level's attribution (its
+// mean latency split into the server's stages, transfers and rest and
+// the client's remainder) in its JSON.
+func TestSweepAttributionPerLevel(t *testing.T) {
+	cfg := simulator.DefaultConfig()
+	cfg.Timing = sweepFastTiming()
+	cfg.StatsEnabled = true
+	url := sweepStartSimulator(t, cfg)
+	out, stderr, code := sweepExec(t, "sweep", "-c", "1,2", "--url", url, "-n", "2", "--warmup", "0",
+		"--scrape", "on", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var doc struct {
+		Levels []struct {
+			Level       float64                `json:"level"`
+			Attribution *breakdown.Attribution `json:"attribution"`
+		} `json:"levels"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Levels) != 2 {
+		t.Fatalf("levels %+v", doc.Levels)
+	}
+	for _, l := range doc.Levels {
+		a := l.Attribution
+		if a == nil || a.Requests != 2 || a.ClientRequests != 2 || !a.Consistent || len(a.Stages) == 0 {
+			t.Errorf("level %v: attribution %+v", l.Level, a)
+		}
 	}
 }

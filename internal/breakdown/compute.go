@@ -29,6 +29,20 @@ type Breakdown struct {
 	Edges       []EdgeRow   `json:"edges"`
 	Attribution Attribution `json:"attribution"`
 	Findings    []Finding   `json:"findings"`
+
+	// Measured is the breakdown of the run's measured window, when the run
+	// had a warm-up or ramp the breakdown above includes (nil otherwise).
+	Measured *Window `json:"measured_window,omitempty"`
+}
+
+// Window is the breakdown of a run's measured window: from the last scrape
+// taken before the measured phase began to the run's last scrape, beside
+// the client's figures over the measured requests only. Breakdown is nil
+// when no scrape bounds the window (no interval scrape fell in the warm-up
+// or ramp); Note says which scrapes bound it, or why none do.
+type Window struct {
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
+	Note      string     `json:"note"`
 }
 
 // StageRow is one replica of one stage.

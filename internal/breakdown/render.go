@@ -14,6 +14,7 @@ const (
 	TitleStages      = "Where the time went: stages and replicas (server)"
 	TitleEdges       = "Where the time went: transfers between stages (server)"
 	TitleAttribution = "Where the time went: the client's mean latency"
+	TitleMeasured    = "Where the time went: the measured window (no warm-up, no ramp)"
 )
 
 // View is the breakdown as the report shows it: its tables (which fit 100
@@ -38,7 +39,25 @@ func View(b *Breakdown, points []Point, origin time.Time) *report.BreakdownView 
 	} else {
 		v.Note = at.Notes[len(at.Notes)-1]
 	}
+	if b.Measured != nil {
+		v.Tables = append(v.Tables, measuredTable(*b.Measured))
+	}
 	return v
+}
+
+// measuredTable is the attribution of the measured window, or the note
+// saying why there is none.
+func measuredTable(w Window) report.Table {
+	t := report.Table{Title: TitleMeasured}
+	switch {
+	case w.Breakdown == nil:
+	case !w.Breakdown.Computable:
+		t.Notes = []string{"the breakdown cannot be computed: " + strings.Join(w.Breakdown.Reasons, "; ")}
+	default:
+		t.Notes = attributionTable(w.Breakdown.Attribution).Notes
+	}
+	t.Notes = append([]string{w.Note}, t.Notes...)
+	return t
 }
 
 // ms formats seconds as milliseconds; "-" when unknown.

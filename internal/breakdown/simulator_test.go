@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -182,5 +183,39 @@ func TestSimulatorStatsOffCannotBeComputed(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(b.Reasons, "\n"), "stats are off") {
 		t.Errorf("reasons %q do not say the stats are off", b.Reasons)
+	}
+}
+
+// Two runs compared stage by stage: B's slow replica is slower in B by
+// what its factor adds, the replicas B shares with A are not, and a run
+// whose breakdown cannot be computed gives no comparison but its reason.
+func TestSimulatorCompareRuns(t *testing.T) {
+	a := runBreakdown(t, simConfig(), 6)
+	slowCfg := simConfig()
+	slowCfg.Slow.Replicas = []simulator.SlowReplica{{Stage: 2, Replica: 1, Factor: 4}}
+	b := runBreakdown(t, slowCfg, 6)
+	d := Compare(a, b)
+	if len(d.Reasons) > 0 || len(d.Stages) != 4 {
+		t.Fatalf("diff %+v", d)
+	}
+	for _, s := range d.Stages {
+		delta := s.B.E2E - s.A.E2E
+		slow := s.Stage == "2" && s.Replica == "1"
+		if slow && !(delta > 0.5*s.A.E2E) || !slow && math.Abs(delta) > 0.5*s.A.E2E {
+			t.Errorf("stage %s/%s: e2e A %v s, B %v s", s.Stage, s.Replica, s.A.E2E, s.B.E2E)
+		}
+	}
+	tab := d.Table()
+	if len(tab.Rows) != 5 || tab.Rows[0][0] != "pipeline" || !strings.HasPrefix(tab.Rows[4][3], "+") {
+		t.Errorf("table %+v", tab)
+	}
+	off := simConfig()
+	off.StatsEnabled = false
+	none := Compare(a, runBreakdown(t, off, 2))
+	if len(none.Stages) != 0 || len(none.Reasons) != 1 || !strings.HasPrefix(none.Reasons[0], "B's breakdown cannot") {
+		t.Errorf("diff with a stats-off run %+v", none)
+	}
+	if body, err := json.Marshal(Compare(a, b)); err != nil || !strings.Contains(string(body), `"pipeline":{"stage":"pipeline","a":{"requests":6,"queue_s":null`) {
+		t.Errorf("JSON %s, %v", body, err)
 	}
 }

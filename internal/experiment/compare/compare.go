@@ -8,7 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/run/runner"
+	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -95,6 +98,9 @@ type Result struct {
 	Warnings []string // about the runs as a whole
 	// AllowSaturated is Options.AllowSaturated (see Err).
 	AllowSaturated bool
+	// Breakdown compares where the server spent each run's time, stage by
+	// stage; nil unless both results files have scrape lines.
+	Breakdown *breakdown.Diff
 }
 
 // ErrSaturated is wrapped by the error refusing a gated verdict on a run
@@ -154,6 +160,7 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 	res := &Result{A: armA, B: armB, Alpha: sopts.Alpha, Power: sopts.Power, Test: sopts.Test, Percentiles: sopts.Percentiles, Rows: rows,
 		AllowSaturated: opts.AllowSaturated}
 	res.Warnings = runWarnings(a.Header, b.Header)
+	res.Breakdown = breakdownDiff(a, b)
 	if ka, kb := kindsOf(a.Records), kindsOf(b.Records); ka != kb {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("runs sent different request kinds (A %s, B %s): their latencies measure different work", ka, kb))
 	}
@@ -176,6 +183,18 @@ func Compare(a, b Run, opts Options) (*Result, error) {
 		res.Gates = append(res.Gates, EvaluateFailures(res.Failures, sopts.Alpha))
 	}
 	return res, nil
+}
+
+// breakdownDiff compares the runs' breakdowns, rebuilt from their scrape
+// lines as report does; nil unless both files have them.
+func breakdownDiff(a, b Run) *breakdown.Diff {
+	if len(a.Header.Scrapes) == 0 || len(b.Header.Scrapes) == 0 {
+		return nil
+	}
+	ba, _ := runner.BreakdownOfScrapes(a.Header.Scrapes, summary.SetOf(a.Records))
+	bb, _ := runner.BreakdownOfScrapes(b.Header.Scrapes, summary.SetOf(b.Records))
+	d := breakdown.Compare(*ba, *bb)
+	return &d
 }
 
 // statsDefaults fills the zero fields of o with stats' documented defaults,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/report"
 	"github.com/omnibench/omnibench/stats"
 )
@@ -74,7 +75,9 @@ func (r *Result) CSVTable() report.Table {
 }
 
 // Tables returns the comparison table and, when percentiles were requested,
-// a per-arm percentile table (PercentileTable). Times are shown in
+// a per-arm percentile table (PercentileTable), then, when both results
+// files have scrape lines, the per-stage comparison of the runs'
+// breakdowns (breakdown.Diff.Table). Times are shown in
 // milliseconds (audio duration in seconds), RTFs as ratios; the unit is in
 // the metric's label. The text table fits in 100 columns: explanations,
 // warnings and gate verdicts are the notes beneath it.
@@ -104,10 +107,13 @@ func (r *Result) Tables() []report.Table {
 		cmp.Rows = append(cmp.Rows, cells)
 	}
 	tables := []report.Table{cmp}
-	if len(r.Percentiles) == 0 {
-		return tables
+	if len(r.Percentiles) > 0 {
+		tables = append(tables, PercentileTable(r.Rows, r.Percentiles))
 	}
-	return append(tables, PercentileTable(r.Rows, r.Percentiles))
+	if r.Breakdown != nil {
+		tables = append(tables, r.Breakdown.Table())
+	}
+	return tables
 }
 
 // PercentileTable shows the requested percentiles of both arms side by side
@@ -259,6 +265,9 @@ type jsonResult struct {
 	// Refused says why the gates gave no verdict (then gates is empty).
 	Refused  string   `json:"refused,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Breakdown compares the servers' breakdowns stage by stage, when both
+	// files have scrape lines.
+	Breakdown *breakdown.Diff `json:"breakdown,omitempty"`
 }
 
 // FailuresJSON is the failure-rate comparison of the JSON output of
@@ -389,15 +398,19 @@ type jsonGate struct {
 // mann_whitney_p, mann_whitney_method, p, holm_p, significant, cohens_d, hedges_g, mde, mde_pct,
 // lag1_a, lag1_b, n_eff_a, n_eff_b, warnings); failures (failed_a, total_a,
 // rate_a, failed_b, total_b, rate_b, fisher_p); gates[] (metric, max_pct,
-// delta_pct, holm_p, significant, failed, reason); regression; warnings.
+// delta_pct, holm_p, significant, failed, reason); regression; warnings;
+// breakdown (pipeline and stages[], each stage, replica and a and b means:
+// requests, queue_s, prefill_s, decode_s, e2e_s; or reasons) when both
+// files have scrape lines.
 func (r *Result) WriteJSON(w io.Writer) error {
 	out := jsonResult{
 		SchemaVersion: 1,
 		A:             toJSONArm(r.A), B: toJSONArm(r.B),
 		Alpha: r.Alpha, Power: r.Power, Test: r.Test.String(), Correction: "holm",
-		Metrics:  make([]MetricJSON, 0, len(r.Rows)),
-		Failures: NewFailuresJSON(r.Failures),
-		Warnings: r.Warnings,
+		Metrics:   make([]MetricJSON, 0, len(r.Rows)),
+		Failures:  NewFailuresJSON(r.Failures),
+		Warnings:  r.Warnings,
+		Breakdown: r.Breakdown,
 	}
 	for _, row := range r.Rows {
 		out.Metrics = append(out.Metrics, row.JSON())

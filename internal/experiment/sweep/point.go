@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/run/selfmon"
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/internal/run/summary"
@@ -26,6 +27,9 @@ type Measurement struct {
 	// else delayed it (a busy host, the server sharing its cores, steal,
 	// scheduling): shown beside the level, it decides nothing either way.
 	ClientWarning string
+	// Attribution is where the run's mean latency went by the server's
+	// metrics (breakdown.Attribution); nil when the run did not scrape.
+	Attribution *breakdown.Attribution
 }
 
 // SetHealth files the run's load-generator verdict (nil: not watched):
@@ -178,12 +182,14 @@ type Point struct {
 	ClientSaturated string
 	// ClientWarning is Measurement.ClientWarning.
 	ClientWarning string
+	// Attribution is Measurement.Attribution.
+	Attribution *breakdown.Attribution
 }
 
 // Measure evaluates a run at level against slos.
 func Measure(level float64, m Measurement, slos []slo.SLO) Point {
 	p := Point{Level: level, Figures: FiguresOf(m.Summary, m.Set), Summary: m.Summary,
-		ClientSaturated: m.ClientSaturated, ClientWarning: m.ClientWarning}
+		ClientSaturated: m.ClientSaturated, ClientWarning: m.ClientWarning, Attribution: m.Attribution}
 	if len(slos) > 0 {
 		p.SLOs = slo.EvaluateSet(slos, m.Summary, m.Set)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/omnibench/omnibench/internal/breakdown"
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
@@ -24,7 +25,8 @@ const SchemaVersion = 1
 //	command         "sweep" or "capacity"
 //	axis, unit      "concurrency" ("concurrent streams") or "rate" ("req/s")
 //	slos            the SLO expressions as written
-//	levels          one entry per run, in run order (LevelDoc)
+//	levels          one entry per run, in run order (LevelDoc), each with
+//	                its attribution when the run scraped the server
 //	stopped_early   sweep only, when it stopped early: level, reason, skipped levels
 //	capacity        capacity only: the answer (CapacityDoc)
 //
@@ -57,6 +59,10 @@ type LevelDoc struct {
 	SLOPass       bool             `json:"slo_pass"`
 	SLOs          []slo.Result     `json:"slos"`
 	Summary       *summary.Summary `json:"summary"`
+	// Attribution splits the level's mean latency into the server's
+	// stages, transfers and rest and the client's remainder (the run's
+	// breakdown); absent when the run did not scrape the server.
+	Attribution *breakdown.Attribution `json:"attribution,omitempty"`
 }
 
 // CapacityDoc is the answer of a capacity search. Capacity is null when no
@@ -107,7 +113,7 @@ func sloExprs(slos []slo.SLO) []string {
 
 func levelDoc(p Point) LevelDoc {
 	return LevelDoc{Level: p.Level, Partial: p.Partial, ClientSaturated: p.ClientSaturated, ClientWarning: p.ClientWarning,
-		Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary}
+		Figures: p.Figures, SLOPass: p.Pass(), SLOs: nonNil(p.SLOs), Summary: p.Summary, Attribution: p.Attribution}
 }
 
 func nonNil(rs []slo.Result) []slo.Result {

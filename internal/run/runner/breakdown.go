@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/omnibench/omnibench/internal/breakdown"
@@ -21,13 +22,36 @@ import (
 // that report rebuilds both without the server (BreakdownOfScrapes).
 
 // breakdownState is what the run keeps for its breakdown between the
-// first scrape and finish: the first scrape's selected series and the
-// timeline. The interval scrapes' goroutine owns the timeline while it
-// runs; drive waits for it to end before finish reads it.
+// first scrape and finish: the first scrape's selected series, the
+// timeline and the start of the measured window. The interval scrapes'
+// goroutine owns the timeline and windowStart while it runs; drive waits
+// for it to end before finish reads them.
 type breakdownState struct {
 	first    breakdown.Series
 	firstErr error
 	timeline *breakdown.Timeline
+
+	// windowStart is the last interval scrape taken before the measured
+	// phase began (nil: none was), the start of the measured window.
+	windowStart *breakdown.Series
+
+	mu           sync.Mutex
+	measuredFrom time.Time // set once by the load's OnBegin
+}
+
+// began notes when the measured phase began, for the interval scrapes.
+func (bd *breakdownState) began(at time.Time) {
+	bd.mu.Lock()
+	defer bd.mu.Unlock()
+	bd.measuredFrom = at
+}
+
+// beforeMeasured reports whether a scrape taken at at precedes the
+// measured phase: it does while that phase has not begun.
+func (bd *breakdownState) beforeMeasured(at time.Time) bool {
+	bd.mu.Lock()
+	defer bd.mu.Unlock()
+	return bd.measuredFrom.IsZero() || !at.After(bd.measuredFrom)
 }
 
 // startIntervalScrapes scrapes /metrics every Config.ScrapeInterval until
@@ -79,6 +103,9 @@ func (r *run) intervalScrape(ctx context.Context) {
 		r.writeScrape(results.Scrape{Phase: results.ScrapeInterval, At: at, Gap: reason})
 	default:
 		r.bd.timeline.Add(s)
+		if r.bd.beforeMeasured(s.At) {
+			r.bd.windowStart = &s
+		}
 		r.writeSeries(results.ScrapeInterval, s, time.Time{})
 	}
 }
@@ -146,7 +173,35 @@ func (r *run) computeBreakdown() {
 	r.writeSeries(results.ScrapeLast, last, out.MeasuredFrom)
 	b := breakdown.Compute(r.bd.first, last, ClientFiguresOf(out.Set))
 	b.AddTimeline(r.bd.timeline)
+	if !out.MeasuredFrom.IsZero() { // else nothing was measured: no window
+		b.Measured = measuredWindow(r.bd.windowStart, last, out.Set)
+	}
 	out.Breakdown, out.Timeline = &b, r.bd.timeline.Points()
+}
+
+// measuredWindow breaks down the run's measured window, which excludes
+// its warm-up and ramp: from start, the last scrape before the measured
+// phase began, to the run's last scrape (taken after every response, so
+// the server's counts include them all). Requests the server finished
+// between start and the measured phase's first are in the server's side
+// of it: a scrape interval shorter than the warm-up keeps them few. It is
+// nil when the run had no warm-up or ramp: the run's breakdown is the
+// measured window's.
+func measuredWindow(start *breakdown.Series, last breakdown.Series, set *summary.Set) *breakdown.Window {
+	unmeasured := false
+	set.All(func(x *summary.Sample) { unmeasured = unmeasured || x.Warmup() || x.Ramp() })
+	switch {
+	case !unmeasured:
+		return nil
+	case start == nil:
+		return &breakdown.Window{Note: "no interval scrape fell in the warm-up or ramp (see " +
+			"--scrape-interval): the breakdown above includes them, and the measured window has none of its own"}
+	}
+	b := breakdown.Compute(*start, last, clientFigures(set, func(x *summary.Sample) bool {
+		return !x.Warmup() && !x.Ramp()
+	}))
+	return &breakdown.Window{Breakdown: &b, Note: fmt.Sprintf("from the interval scrape at %s to the last "+
+		"scrape (%.1f s), beside the client's measured requests", start.At.UTC().Format(time.RFC3339), b.Interval)}
 }
 
 // notComputed is a breakdown that says why there is none.
@@ -160,10 +215,16 @@ func notComputed(why string) *breakdown.Breakdown {
 // succeeded, warm-up and ramp included (the server counted them too),
 // timed from when each was sent.
 func ClientFiguresOf(set *summary.Set) breakdown.ClientFigures {
+	return clientFigures(set, func(*summary.Sample) bool { return true })
+}
+
+// clientFigures are the client's means over the successful requests keep
+// takes.
+func clientFigures(set *summary.Set, keep func(*summary.Sample) bool) breakdown.ClientFigures {
 	var c breakdown.ClientFigures
 	var ttfp, ttfpN float64
 	set.All(func(x *summary.Sample) {
-		if !set.OK(x) {
+		if !set.OK(x) || !keep(x) {
 			return
 		}
 		c.Requests++
@@ -194,7 +255,8 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 		return nil, nil
 	}
 	tl := breakdown.NewTimeline(0)
-	var first, last *breakdown.Series
+	measuredFrom := MeasuredFrom(scrapes)
+	var first, last, windowStart *breakdown.Series
 	for i, sc := range scrapes {
 		if sc.Gap != "" || sc.Series == nil {
 			tl.AddGap(sc.At, sc.Gap)
@@ -210,6 +272,10 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 			first = &s
 		case results.ScrapeLast:
 			last = &s
+		case results.ScrapeInterval:
+			if !measuredFrom.IsZero() && !s.At.After(measuredFrom) {
+				windowStart = &s
+			}
 		}
 	}
 	if first == nil || last == nil {
@@ -218,6 +284,9 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 	}
 	b := breakdown.Compute(*first, *last, ClientFiguresOf(set))
 	b.AddTimeline(tl)
+	if !measuredFrom.IsZero() {
+		b.Measured = measuredWindow(windowStart, *last, set)
+	}
 	return &b, tl.Points()
 }
 

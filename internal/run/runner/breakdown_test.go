@@ -229,3 +229,125 @@ func TestRunIntervalScrapes(t *testing.T) {
 		t.Errorf("rebuilt from the results file: %+v, %d points; the run's %d points", re, len(points), len(out.Timeline))
 	}
 }
+
+// warmupGate passes requests on to the simulator but holds the response
+// of the first POST (the run's only warm-up request) until a scrape of
+// /metrics that arrived after the simulator finished it has been served:
+// that scrape precedes the measured phase and counts the warm-up request,
+// so the measured window starts there and holds the measured requests only.
+type warmupGate struct {
+	proxy *httputil.ReverseProxy
+
+	mu       sync.Mutex
+	requests int
+	watching bool          // the warm-up response is ready
+	scraped  chan struct{} // closed once a scrape after it was served
+	closed   bool
+}
+
+func newWarmupGate(t *testing.T, target string) *httptest.Server {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a response cut by the end of the test is no failure
+	srv := httptest.NewServer(&warmupGate{proxy: proxy, scraped: make(chan struct{})})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (g *warmupGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	after := r.URL.Path == "/metrics" && g.watching
+	if r.Method == http.MethodPost { // a request of the load, not a probe
+		g.requests++
+	}
+	first := r.Method == http.MethodPost && g.requests == 1
+	g.mu.Unlock()
+	switch {
+	case r.URL.Path == "/metrics":
+		g.proxy.ServeHTTP(w, r)
+		g.mu.Lock()
+		if after && !g.closed {
+			g.closed = true
+			close(g.scraped)
+		}
+		g.mu.Unlock()
+	case first:
+		rec := httptest.NewRecorder()
+		g.proxy.ServeHTTP(rec, r)
+		g.mu.Lock()
+		g.watching = true
+		g.mu.Unlock()
+		select {
+		case <-g.scraped:
+		case <-r.Context().Done():
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	default:
+		g.proxy.ServeHTTP(w, r)
+	}
+}
+
+// A run with a warm-up and interval scrapes breaks down its measured
+// window apart: from the interval scrape before the measured phase, the
+// server's requests are the measured ones only, beside the client's
+// measured requests; the text report shows it and the results file
+// rebuilds it.
+func TestRunBreakdownMeasuredWindow(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, nil)
+	gate := newWarmupGate(t, sim.URL)
+	cfg := baseConfig(gate.URL, wl, 4, 2)
+	cfg.Load.Warmup = 1
+	cfg.ScrapeInterval = 10 * time.Millisecond
+	out := mustRun(t, cfg)
+	b := out.Breakdown
+	if b == nil || !b.Computable || b.Requests != 5 {
+		t.Fatalf("run breakdown %+v, want 5 requests (the warm-up's and the 4 measured)", b)
+	}
+	if b.Measured == nil || b.Measured.Breakdown == nil {
+		t.Fatalf("measured window %+v", b.Measured)
+	}
+	m := b.Measured.Breakdown
+	if !m.Computable || m.Requests != 4 || m.Attribution.ClientRequests != 4 {
+		t.Fatalf("measured window: %v computable, %v server requests, %d client requests; want 4 and 4 (%s)",
+			m.Computable, m.Requests, m.Attribution.ClientRequests, b.Measured.Note)
+	}
+	if text := reportText(t, out.Outcome); !strings.Contains(text, breakdown.TitleMeasured) {
+		t.Errorf("the text report has no measured window:\n%s", text)
+	}
+	h, _, err := results.ReadNamedTo("run.jsonl", bytes.NewReader(out.jsonl), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _ := BreakdownOfScrapes(h.Scrapes, summary.SetOf(out.Records))
+	if re == nil || re.Measured == nil || re.Measured.Breakdown == nil || re.Measured.Breakdown.Requests != 4 {
+		t.Errorf("rebuilt from the results file: measured window %+v", re.Measured)
+	}
+}
+
+// Without an interval scrape in the warm-up, the measured window has no
+// breakdown of its own, and says so.
+func TestRunBreakdownMeasuredWindowWithoutScrape(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, nil)
+	cfg := baseConfig(sim.URL, wl, 2, 1)
+	cfg.Load.Warmup = 1
+	out := mustRun(t, cfg)
+	w := out.Breakdown.Measured
+	if w == nil || w.Breakdown != nil || !strings.Contains(w.Note, "no interval scrape") {
+		t.Fatalf("measured window %+v, want a note that no scrape bounds it", w)
+	}
+	body, err := json.Marshal(out.Breakdown)
+	if err != nil || !strings.Contains(string(body), `"measured_window":{"note":"no interval scrape`) {
+		t.Errorf("JSON %s (%v) has no measured window note", body, err)
+	}
+}

@@ -504,6 +504,7 @@ func (r *run) loadConfig() load.Config {
 	}
 	lcfg.OnBegin = func(late time.Duration) {
 		r.out.MeasuredFrom = time.Now()
+		r.bd.began(r.out.MeasuredFrom)
 		r.out.Header.StartLateS = late.Seconds()
 		r.begin()
 	}

@@ -79,8 +79,10 @@ func findSnapshot(prefix, role string) (*scrape.Snapshot, error) {
 	return found, nil
 }
 
-// WriteFiles writes the merged results to path, and the chosen snapshots
-// to ScrapePrefix(path) + ".before.prom" and ".after.prom" (for check --run
+// WriteFiles writes the merged results to path, shard 0's scrape lines
+// with them (only shard 0 scrapes, and the server served every shard: its
+// breakdown is the whole test's, for report), and the chosen snapshots to
+// ScrapePrefix(path) + ".before.prom" and ".after.prom" (for check --run
 // and diff). It returns the snapshot paths written.
 func (r *Result) WriteFiles(path string) ([]string, error) {
 	f, err := os.Create(path)
@@ -89,6 +91,9 @@ func (r *Result) WriteFiles(path string) ([]string, error) {
 	}
 	w := results.NewWriter(f)
 	err = w.WriteHeader(r.Header)
+	for i := 0; err == nil && i < len(r.Header.Scrapes); i++ {
+		err = w.WriteScrape(r.Header.Scrapes[i])
+	}
 	for i := 0; err == nil && i < len(r.Records); i++ {
 		err = w.Write(&r.Records[i])
 	}

@@ -299,7 +299,8 @@ func flagText(v string, set bool) string {
 	return fmt.Sprintf("%q", v)
 }
 
-// mergedHeader is shard 0's header made the whole test's.
+// mergedHeader is shard 0's header made the whole test's, its scrape
+// lines (Header.Scrapes) with it.
 func mergedHeader(chosen []Shard, info *results.Merged) results.Header {
 	h := chosen[0].Header
 	h.ShardIndex, h.ShardCount, h.StartLateS = 0, 0, 0

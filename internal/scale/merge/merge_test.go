@@ -241,6 +241,14 @@ func TestMergeSnapshots(t *testing.T) {
 func TestMergeFiles(t *testing.T) {
 	dir := t.TempDir()
 	shards := testShards(2, 6, 1)
+	// Shard 0's scrape lines go into the merged file, for its breakdown.
+	scrapedAt := time.Date(2026, 12, 1, 9, 59, 59, 0, time.UTC)
+	shards[0].Header.Scrapes = []results.Scrape{
+		{Type: results.TypeScrape, Phase: results.ScrapeFirst, At: scrapedAt, Series: json.RawMessage(`{"families":[]}`)},
+		{Type: results.TypeScrape, Phase: results.ScrapeInterval, At: scrapedAt.Add(time.Second), Gap: "refused"},
+		{Type: results.TypeScrape, Phase: results.ScrapeLast, At: scrapedAt.Add(2 * time.Second),
+			Series: json.RawMessage(`{"families":[]}`), MeasuredFrom: &scrapedAt},
+	}
 	for i := range shards {
 		path := filepath.Join(dir, shards[i].Path)
 		f, err := os.Create(path)
@@ -250,6 +258,11 @@ func TestMergeFiles(t *testing.T) {
 		w := results.NewWriter(f)
 		if err := w.WriteHeader(shards[i].Header); err != nil {
 			t.Fatal(err)
+		}
+		for _, sc := range shards[i].Header.Scrapes {
+			if err := w.WriteScrape(sc); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for j := range shards[i].Records {
 			if err := w.Write(&shards[i].Records[j]); err != nil {
@@ -295,6 +308,9 @@ func TestMergeFiles(t *testing.T) {
 	}
 	if !reflect.DeepEqual(h, res.Header) || len(recs) != 8 {
 		t.Errorf("read back %+v with %d records", h, len(recs))
+	}
+	if !reflect.DeepEqual(h.Scrapes, shards[0].Header.Scrapes) {
+		t.Errorf("merged scrape lines %+v, want shard 0's %+v", h.Scrapes, shards[0].Header.Scrapes)
 	}
 	after, err := scrape.ReadSnapshot(written[1])
 	if err != nil || !after.FetchedAt.Equal(at.Add(time.Minute)) {
