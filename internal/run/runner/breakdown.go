@@ -34,6 +34,8 @@ type breakdownState struct {
 	// windowStart is the last interval scrape taken before the measured
 	// phase began (nil: none was), the start of the measured window.
 	windowStart *breakdown.Series
+	// intervals counts the interval scrapes taken or failed.
+	intervals int
 
 	mu           sync.Mutex
 	measuredFrom time.Time // set once by the load's OnBegin
@@ -100,9 +102,11 @@ func (r *run) intervalScrape(ctx context.Context) {
 		at := time.Now()
 		reason := r.cfg.Redact.String(err.Error() + scrapeHint(err))
 		r.bd.timeline.AddGap(at, reason)
+		r.bd.intervals++
 		r.writeScrape(results.Scrape{Phase: results.ScrapeInterval, At: at, Gap: reason})
 	default:
 		r.bd.timeline.Add(s)
+		r.bd.intervals++
 		if r.bd.beforeMeasured(s.At) {
 			r.bd.windowStart = &s
 		}
@@ -174,7 +178,7 @@ func (r *run) computeBreakdown() {
 	b := breakdown.Compute(r.bd.first, last, ClientFiguresOf(out.Set))
 	b.AddTimeline(r.bd.timeline)
 	if !out.MeasuredFrom.IsZero() { // else nothing was measured: no window
-		b.Measured = measuredWindow(r.bd.windowStart, last, out.Set)
+		b.Measured = measuredWindow(r.bd.windowStart, r.bd.intervals > 0, last, out.Set)
 	}
 	out.Breakdown, out.Timeline = &b, r.bd.timeline.Points()
 }
@@ -185,13 +189,14 @@ func (r *run) computeBreakdown() {
 // the server's counts include them all). Requests the server finished
 // between start and the measured phase's first are in the server's side
 // of it: a scrape interval shorter than the warm-up keeps them few. It is
-// nil when the run had no warm-up or ramp: the run's breakdown is the
-// measured window's.
-func measuredWindow(start *breakdown.Series, last breakdown.Series, set *summary.Set) *breakdown.Window {
+// nil when the run had no warm-up or ramp (the run's breakdown is the
+// measured window's), and when it took no interval scrape at all (nothing
+// was asked of the window: a note would only be noise).
+func measuredWindow(start *breakdown.Series, intervals bool, last breakdown.Series, set *summary.Set) *breakdown.Window {
 	unmeasured := false
 	set.All(func(x *summary.Sample) { unmeasured = unmeasured || x.Warmup() || x.Ramp() })
 	switch {
-	case !unmeasured:
+	case !unmeasured, start == nil && !intervals:
 		return nil
 	case start == nil:
 		return &breakdown.Window{Note: "no interval scrape fell in the warm-up or ramp (see " +
@@ -257,7 +262,9 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 	tl := breakdown.NewTimeline(0)
 	measuredFrom := MeasuredFrom(scrapes)
 	var first, last, windowStart *breakdown.Series
+	intervals := false
 	for i, sc := range scrapes {
+		intervals = intervals || sc.Phase == results.ScrapeInterval
 		if sc.Gap != "" || sc.Series == nil {
 			tl.AddGap(sc.At, sc.Gap)
 			continue
@@ -285,7 +292,7 @@ func BreakdownOfScrapes(scrapes []results.Scrape, set *summary.Set) (*breakdown.
 	b := breakdown.Compute(*first, *last, ClientFiguresOf(set))
 	b.AddTimeline(tl)
 	if !measuredFrom.IsZero() {
-		b.Measured = measuredWindow(windowStart, *last, set)
+		b.Measured = measuredWindow(windowStart, intervals, *last, set)
 	}
 	return &b, tl.Points()
 }

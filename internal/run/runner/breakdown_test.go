@@ -335,13 +335,21 @@ func TestRunBreakdownMeasuredWindow(t *testing.T) {
 }
 
 // Without an interval scrape in the warm-up, the measured window has no
-// breakdown of its own, and says so.
+// breakdown of its own, and says so when interval scrapes were taken; a
+// run that took none gets no measured window at all (nothing was asked).
 func TestRunBreakdownMeasuredWindowWithoutScrape(t *testing.T) {
 	wl := workload(t, "tts-short", "", "")
 	sim := startSim(t, wl, nil)
 	cfg := baseConfig(sim.URL, wl, 2, 1)
 	cfg.Load.Warmup = 1
+	if out := mustRun(t, cfg); out.Breakdown == nil || out.Breakdown.Measured != nil {
+		t.Fatalf("no interval scrapes: breakdown %v, want one without a measured window", out.Breakdown)
+	}
+	// With interval scrapes of which none fell before the measured phase,
+	// the window says why it has no breakdown. A run gives the
+	// records; the scrapes are the function's input.
 	out := mustRun(t, cfg)
+	out.Breakdown.Measured = measuredWindow(nil, true, breakdown.Series{}, out.Set)
 	w := out.Breakdown.Measured
 	if w == nil || w.Breakdown != nil || !strings.Contains(w.Note, "no interval scrape") {
 		t.Fatalf("measured window %+v, want a note that no scrape bounds it", w)
