@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +19,8 @@ import (
 
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/slo"
+	"github.com/omnibench/omnibench/internal/scale/merge/mergetest"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/scrape"
 )
 
 // startServeProcess starts `omnibench serve` on a free loopback port with
@@ -140,28 +139,7 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 
 			// The schedule: every sequence number once, and in an open loop
 			// each at the one-process schedule's offset.
-			bySeq := slices.Clone(recs)
-			slices.SortFunc(bySeq, func(a, b results.Record) int { return a.Seq - b.Seq })
-			if len(bySeq) != tc.cfg.Requests {
-				t.Fatalf("merged %d records, want %d", len(bySeq), tc.cfg.Requests)
-			}
-			var sched load.Schedule
-			if tc.cfg.Open() {
-				if sched, err = load.NewSchedule(tc.cfg); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for k, r := range bySeq {
-				if r.Seq != k {
-					t.Fatalf("merged record %d has seq %d", k, r.Seq)
-				}
-				if tc.cfg.Open() {
-					got := time.Duration(math.Round(r.IntendedS*1e6)) * time.Microsecond
-					if want := sched.Offsets[k].Round(time.Microsecond); got != want {
-						t.Errorf("seq %d intended at %v, the one-process schedule at %v", k, got, want)
-					}
-				}
-			}
+			bySeq := mergetest.Schedule(t, recs, tc.cfg)
 
 			// The prompts: each sequence number's prompt, as the server
 			// counted its tokens, is the one-process run's.
@@ -173,61 +151,12 @@ func TestShardsMergeToTheOneProcessTest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tokens := map[int]int{}
-			for _, r := range refRecs {
-				tokens[r.Seq] = r.PromptTokens
-			}
-			distinct := map[int]bool{}
-			for _, r := range bySeq {
-				distinct[r.PromptTokens] = true
-				if r.PromptTokens == 0 || r.PromptTokens != tokens[r.Seq] {
-					t.Errorf("seq %d: %d prompt tokens, the one-process run %d", r.Seq, r.PromptTokens, tokens[r.Seq])
-				}
-			}
-			if len(distinct) < 2 {
-				t.Errorf("every prompt has %v tokens: the prompt check would not tell prompts apart", distinct)
-			}
+			mergetest.Prompts(t, bySeq, refRecs)
 
 			// The server's deltas between shard 0's snapshots are the
 			// merged counts.
-			// Saved as .prom, .om or .pb by the format the server served.
-			snapshot := func(role string) *scrape.Snapshot {
-				paths, _ := filepath.Glob(filepath.Join(dir, "merged."+role+".*"))
-				if len(paths) != 1 {
-					t.Fatalf("merged %s snapshots: %v, want one", role, paths)
-				}
-				snap, err := scrape.ReadSnapshot(paths[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				return snap
-			}
-			before, after := snapshot("before"), snapshot("after")
-			bf, err := before.Families()
-			if err != nil {
-				t.Fatal(err)
-			}
-			af, err := after.Families()
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := scrape.Diff(bf, af)
-			var ok, frames int
-			for _, r := range recs {
-				if r.OK() {
-					ok++
-				}
-				frames += int(r.AudioFrames)
-			}
-			if ok != len(recs) || frames == 0 {
-				t.Errorf("%d of %d requests succeeded with %d frames", ok, len(recs), frames)
-			}
-			if got, found := d.CounterDelta("requests_success_total", nil); !found || got != float64(ok) {
-				t.Errorf("server requests_success_total delta %v (found %v), merged successes %d", got, found, ok)
-			}
-			if got, found := d.CounterDelta("audio_frames_total", nil); !found || got != float64(frames) {
-				t.Errorf("server audio_frames_total delta %v (found %v), merged frames %d", got, found, frames)
-			}
+			before, after := mergetest.Snapshots(t, merged)
+			ok := mergetest.ServerDeltas(t, before, after, recs)
 			runBinary(t, ctx, bin, "check", before.Path, after.Path, "--run", merged)
 
 			// Shard 0's scrape lines came along: the merged report breaks

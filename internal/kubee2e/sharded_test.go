@@ -4,17 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/internal/scale/merge/mergetest"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/scrape"
 )
 
 // enableEnv opts in: the test starts a Kubernetes cluster on this machine.
@@ -164,28 +162,7 @@ func (c *cluster) checkMerged(t *testing.T, ctx context.Context, url string, tc 
 	}
 	t.Logf("%s loop on pods: start skew %.3f ms; lateness per shard (ms): %s", tc.name, h.Merged.StartSkewS*1000, strings.Join(late, ", "))
 
-	bySeq := slices.Clone(recs)
-	slices.SortFunc(bySeq, func(a, b results.Record) int { return a.Seq - b.Seq })
-	if len(bySeq) != tc.cfg.Requests {
-		t.Fatalf("merged %d records, want %d", len(bySeq), tc.cfg.Requests)
-	}
-	var sched load.Schedule
-	if tc.cfg.Open() {
-		if sched, err = load.NewSchedule(tc.cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k, r := range bySeq {
-		if r.Seq != k {
-			t.Fatalf("merged record %d has seq %d", k, r.Seq)
-		}
-		if tc.cfg.Open() {
-			got := time.Duration(math.Round(r.IntendedS*1e6)) * time.Microsecond
-			if want := sched.Offsets[k].Round(time.Microsecond); got != want {
-				t.Errorf("seq %d intended at %v, the one-process schedule at %v", k, got, want)
-			}
-		}
-	}
+	bySeq := mergetest.Schedule(t, recs, tc.cfg)
 
 	// The prompts: each sequence number's, as the server counted its
 	// tokens, is the one-process run's (run here, against the same pod).
@@ -195,59 +172,9 @@ func (c *cluster) checkMerged(t *testing.T, ctx context.Context, url string, tc 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := map[int]int{}
-	for _, r := range refRecs {
-		tokens[r.Seq] = r.PromptTokens
-	}
-	distinct := map[int]bool{}
-	for _, r := range bySeq {
-		distinct[r.PromptTokens] = true
-		if r.PromptTokens == 0 || r.PromptTokens != tokens[r.Seq] {
-			t.Errorf("seq %d: %d prompt tokens, the one-process run %d", r.Seq, r.PromptTokens, tokens[r.Seq])
-		}
-	}
-	if len(distinct) < 2 {
-		t.Errorf("every prompt has %v tokens: the prompt check would not tell prompts apart", distinct)
-	}
-	checkServerDeltas(t, merged, recs)
-}
-
-// checkServerDeltas: the server's counters between shard 0's snapshots
-// (which merge puts beside its output) moved by the merged counts.
-func checkServerDeltas(t *testing.T, merged string, recs []results.Record) {
-	t.Helper()
-	families := func(role string) scrape.Families {
-		paths, _ := filepath.Glob(strings.TrimSuffix(merged, ".jsonl") + "." + role + ".*")
-		if len(paths) != 1 {
-			t.Fatalf("merged %s snapshots: %v, want one", role, paths)
-		}
-		snap, err := scrape.ReadSnapshot(paths[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		fams, err := snap.Families()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fams
-	}
-	d := scrape.Diff(families("before"), families("after"))
-	var ok, frames int
-	for _, r := range recs {
-		if r.OK() {
-			ok++
-		}
-		frames += int(r.AudioFrames)
-	}
-	if ok != len(recs) || frames == 0 {
-		t.Errorf("%d of %d requests succeeded with %d frames", ok, len(recs), frames)
-	}
-	if got, found := d.CounterDelta("requests_success_total", nil); !found || got != float64(ok) {
-		t.Errorf("server requests_success_total delta %v (found %v), merged successes %d", got, found, ok)
-	}
-	if got, found := d.CounterDelta("audio_frames_total", nil); !found || got != float64(frames) {
-		t.Errorf("server audio_frames_total delta %v (found %v), merged frames %d", got, found, frames)
-	}
+	mergetest.Prompts(t, bySeq, refRecs)
+	before, after := mergetest.Snapshots(t, merged)
+	mergetest.ServerDeltas(t, before, after, recs)
 }
 
 // jsonOf decodes a watched object.
