@@ -137,7 +137,16 @@ the ones that choose a single target or its scrape.`,
 			return o.runAB(cmd.Context(), cmd)
 		},
 	}
-	f := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetUsageFunc(groupedUsage)
+	return cmd
+}
+
+// addFlags binds run's flags with ab's words for those it reads per arm,
+// hides those that choose a single target, and binds ab's own.
+func (o *abOptions) addFlags(f *pflag.FlagSet) {
 	o.run.addFlags(f)
 	for name := range abRunFlagsRejected() {
 		_ = f.MarkHidden(name)
@@ -175,10 +184,6 @@ the ones that choose a single target or its scrape.`,
 	f.StringVar(&o.html, "html", "", "write a self-contained HTML report (tables and the arms' distributions) to this file")
 	f.StringArrayVar(&o.gates, "fail-on-regression", nil, "METRIC:PCT: exit 3 when METRIC got significantly worse in B by more than PCT %, or B fails more often beyond chance (repeatable; metrics: "+strings.Join(abMetricNames(), ", ")+")")
 	f.BoolVar(&o.throughput, "throughput", false, "also compare requests/s and audio s/s per round (Welch across rounds): a closed loop at -c N for -d D")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(abtest.Formats(), cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("test", cobra.FixedCompletions([]string{"welch", "utest"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.SetUsageFunc(groupedUsage)
-	return cmd
 }
 
 // config turns the flags into an abtest configuration.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/omnibench/omnibench/internal/metrics/omnimetrics"
 	"github.com/omnibench/omnibench/internal/simulator"
@@ -71,10 +72,19 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 			return run.Wait()
 		},
 	}
-	f := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
+		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("realtime-events", cobra.FixedCompletions(
+		[]string{simulator.RealtimeEventsGA, simulator.RealtimeEventsLegacy}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// addFlags binds the server's flags: its address and model, the timing
+// model, metrics, the WebSocket endpoints, and the faults (addFaultFlags).
+func (o *serveOptions) addFlags(f *pflag.FlagSet) {
 	c := &o.cfg
 	t := &c.Timing
-	ft := &c.Faults
 	f.StringVar(&c.Addr, "addr", c.Addr, "listen address (host:port; port 0 picks a free one)")
 	f.StringVar(&c.Model, "model", c.Model, "served model name (model_name label, /v1/models)")
 	f.IntVar(&c.SampleRate, "sample-rate", c.SampleRate, "sample rate of the generated audio in Hz")
@@ -82,7 +92,6 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.Int64Var(&c.Seed, "seed", c.Seed, "seed of every request's timing and fault draws")
 	f.IntVar(&c.Capacity, "capacity", c.Capacity, "concurrent streams served at full speed (0 = unlimited)")
 	f.DurationVar(&c.StatsCost, "stats-cost", 0, "with stats on: extra service time per request, slowed by the capacity model (a cost for ab to find)")
-
 	f.DurationVar(&t.TTFT, "ttft", t.TTFT, "time to the first text word")
 	f.DurationVar(&t.WordInterval, "word-interval", t.WordInterval, "time between text words")
 	f.DurationVar(&t.TTFA, "ttfa", t.TTFA, "time to the first audio chunk")
@@ -97,24 +106,7 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.DurationVar(&t.LeadingSilence, "leading-silence", 0, "digital silence at the start of every response's audio (moves ttfa_audible, not TTFP)")
 	f.StringVar(&c.VoiceEngine, "voice-engine", simulator.VoiceTones, "voice of the audio: tones, or espeak-ng (real speech of the reply text; needs espeak-ng installed)")
 	f.DurationVar(&t.AudioPrefill, "audio-prefill", t.AudioPrefill, "prefill time per second of input audio (spoken prompts, ref_audio)")
-
-	f.Float64Var(&ft.HTTP500, "fault-500", 0, "probability of an HTTP 500 before the stream")
-	f.Float64Var(&ft.Disconnect, "fault-disconnect", 0, "probability of dropping the connection mid-stream")
-	f.Float64Var(&ft.ErrorEvent, "fault-error-event", 0, "probability of an error event mid-stream")
-	f.Float64Var(&ft.Stall, "fault-stall", 0, "probability of a long mid-stream stall (see --fault-stall-for)")
-	f.DurationVar(&ft.StallFor, "fault-stall-for", 0, "length of the stall fault (0 = 30s); ends early when the client leaves")
-	f.Float64Var(&ft.EmptyAudio, "fault-empty-audio", 0, "probability of a response with no audio")
-	f.Float64Var(&ft.EmptyAudioEvent, "fault-empty-audio-event", 0,
-		`probability of a chat stream whose first audio event is empty (content "", upstream #5237)`)
-	f.Float64Var(&ft.MalformedBase64, "fault-bad-base64", 0, "probability of one audio event with malformed base64")
-	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
-	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")
-	f.Float64Var(&ft.VoiceMute, "fault-voice-mute", 0, "with --voice-engine espeak-ng: probability of silencing a span around the middle of the speech (see --fault-voice-mute-for)")
-	f.DurationVar(&ft.VoiceMuteFor, "fault-voice-mute-for", 0, "length of the voice-mute fault's silence (0 = 1.5s)")
-	f.Float64Var(&ft.VoiceClip, "fault-voice-clip", 0, "with --voice-engine espeak-ng: probability of driving the speech 18 dB past full scale (clipping)")
-	f.Float64Var(&ft.VoiceCutEnd, "fault-voice-cut-end", 0, "with --voice-engine espeak-ng: probability of stopping the speech at 60% of its length, mid-word")
-	f.Float64Var(&ft.VoiceSwap, "fault-voice-swap", 0, "with --voice-engine espeak-ng: probability of speaking the previous different text instead of this one")
-
+	o.addFaultFlags(f)
 	f.BoolVar(&o.logStats, "log-stats", false, "record metrics (off by default, as on servers that follow the original metrics design)")
 	f.BoolVar(&o.disableLogStats, "disable-log-stats", false, "do not record metrics (newer servers' flag; wins over --log-stats)")
 	f.StringVar(&c.Prefix, "metrics-prefix", c.Prefix,
@@ -135,11 +127,28 @@ slows by active/N, so playback continuity breaks above N / --rtf streams.`,
 	f.BoolVar(&c.Stamp, "stamp", false, "write ': sent=<unix ns>' comments before SSE events (omnibench's client measures its receive delay from them; real servers send none)")
 	f.BoolVar(&o.noStamp, "no-stamp", false, "do not write send stamps")
 	_ = f.MarkDeprecated("no-stamp", "stamps are off unless --stamp is given")
-	_ = cmd.RegisterFlagCompletionFunc("metrics-prefix", cobra.FixedCompletions(
-		[]string{omnimetrics.PrefixDesign, omnimetrics.PrefixCurrent}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("realtime-events", cobra.FixedCompletions(
-		[]string{simulator.RealtimeEventsGA, simulator.RealtimeEventsLegacy}, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
+}
+
+// addFaultFlags binds the fault injection flags, each a per-request
+// probability or the size of its fault.
+func (o *serveOptions) addFaultFlags(f *pflag.FlagSet) {
+	ft := &o.cfg.Faults
+	f.Float64Var(&ft.HTTP500, "fault-500", 0, "probability of an HTTP 500 before the stream")
+	f.Float64Var(&ft.Disconnect, "fault-disconnect", 0, "probability of dropping the connection mid-stream")
+	f.Float64Var(&ft.ErrorEvent, "fault-error-event", 0, "probability of an error event mid-stream")
+	f.Float64Var(&ft.Stall, "fault-stall", 0, "probability of a long mid-stream stall (see --fault-stall-for)")
+	f.DurationVar(&ft.StallFor, "fault-stall-for", 0, "length of the stall fault (0 = 30s); ends early when the client leaves")
+	f.Float64Var(&ft.EmptyAudio, "fault-empty-audio", 0, "probability of a response with no audio")
+	f.Float64Var(&ft.EmptyAudioEvent, "fault-empty-audio-event", 0,
+		`probability of a chat stream whose first audio event is empty (content "", upstream #5237)`)
+	f.Float64Var(&ft.MalformedBase64, "fault-bad-base64", 0, "probability of one audio event with malformed base64")
+	f.Float64Var(&ft.Oversized, "fault-oversized", 0, "probability of one oversized (valid) audio event")
+	f.IntVar(&ft.OversizedBytes, "fault-oversized-bytes", 0, "base64 size of the oversized event (0 = 300 KiB)")
+	f.Float64Var(&ft.VoiceMute, "fault-voice-mute", 0, "with --voice-engine espeak-ng: probability of silencing a span around the middle of the speech (see --fault-voice-mute-for)")
+	f.DurationVar(&ft.VoiceMuteFor, "fault-voice-mute-for", 0, "length of the voice-mute fault's silence (0 = 1.5s)")
+	f.Float64Var(&ft.VoiceClip, "fault-voice-clip", 0, "with --voice-engine espeak-ng: probability of driving the speech 18 dB past full scale (clipping)")
+	f.Float64Var(&ft.VoiceCutEnd, "fault-voice-cut-end", 0, "with --voice-engine espeak-ng: probability of stopping the speech at 60% of its length, mid-word")
+	f.Float64Var(&ft.VoiceSwap, "fault-voice-swap", 0, "with --voice-engine espeak-ng: probability of speaking the previous different text instead of this one")
 }
 
 // config turns the flags into a validated simulator configuration.
