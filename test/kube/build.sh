@@ -2,8 +2,9 @@
 # Builds the one-node cluster's Kubernetes binaries (kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubelet, kubectl) from the module
 # in test/kube/k8s into $KUBE_E2E_DIR/bin. The first build is heavy (about
-# 1,100 CPU-seconds and 3 GB of memory); it runs at the lowest CPU priority and
-# is skipped when the binaries were built from the same go.mod and go.sum.
+# 7 minutes of an idle 2-core machine and 3 GB of memory); it runs at the
+# lowest CPU priority and is skipped when the binaries were built from the same
+# go.mod and go.sum.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
