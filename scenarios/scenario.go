@@ -230,6 +230,15 @@ func (s *Scenario) Validate() error {
 	if err := checkPromptSource(s.PromptSpec.Source); err != nil {
 		bad("prompts.source", "%v", err)
 	}
+	s.validateRequestFields(bad)
+	s.Load.validate(bad)
+	s.validateGoals(bad)
+	return errors.Join(errs...)
+}
+
+// validateRequestFields checks what the scenario adds to every request:
+// the extra body fields and the headers.
+func (s *Scenario) validateRequestFields(bad func(field, format string, args ...any)) {
 	reserved := reservedBody()
 	for _, k := range slices.Sorted(maps.Keys(s.ExtraBody)) {
 		field := "extra_body." + k
@@ -259,7 +268,11 @@ func (s *Scenario) Validate() error {
 			bad(field, "value contains a line break or NUL")
 		}
 	}
-	s.Load.validate(bad)
+}
+
+// validateGoals checks what the scenario judges a run by: the continuity
+// thresholds, the SLO expressions and the percentiles reported.
+func (s *Scenario) validateGoals(bad func(field, format string, args ...any)) {
 	for i, th := range s.Thresholds {
 		if !(th > 0) || math.IsInf(th, 0) {
 			bad(fmt.Sprintf("thresholds[%d]", i), "must be a positive number of seconds (got %v)", th)
@@ -287,7 +300,6 @@ func (s *Scenario) Validate() error {
 			bad(fmt.Sprintf("percentiles[%d]", i), "must be in (0, 100] (got %v)", p)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func (l LoadDefaults) validate(bad func(field, format string, args ...any)) {

@@ -312,67 +312,81 @@ func (ev *evaluator) structure(r *Rule, res Result) Result {
 		res.Observed = f.Type
 		res.Status = pass(f.Type == r.Type)
 	case "labels":
-		want := sortedCopy(r.Labels)
-		res.Expected = strings.Join(want, ", ")
+		res.Expected = strings.Join(sortedCopy(r.Labels), ", ")
 		if !present {
 			return absent()
 		}
-		if len(f.Series) == 0 {
-			res.Status, res.Observed = Skip, "no series"
-			res.Detail = "the family has no series to read label names from"
-			return res
-		}
-		got := f.LabelNames()
-		res.Observed = strings.Join(got, ", ")
-		missing, extra := setDiff(want, got), setDiff(got, want)
-		res.Status = pass(len(missing) == 0 && len(extra) == 0)
-		var d []string
-		if len(missing) > 0 {
-			d = append(d, "missing "+strings.Join(missing, ", "))
-		}
-		if len(extra) > 0 {
-			d = append(d, "unexpected "+strings.Join(extra, ", "))
-		}
-		res.Detail = strings.Join(d, "; ")
+		return labelsResult(r, f, res)
 	case "buckets":
 		res.Expected = formatBounds(r.Buckets) + ", +Inf"
 		if !present {
 			return absent()
 		}
-		if f.Type != scrape.TypeHistogram && f.Type != scrape.TypeGaugeHistogram {
-			res.Status, res.Observed = Fail, f.Type
-			res.Detail = "not a histogram"
-			return res
+		return bucketsResult(r, f, res)
+	}
+	return res
+}
+
+// labelsResult judges a labels rule on a family that is present (res
+// already says what is expected).
+func labelsResult(r *Rule, f *scrape.Family, res Result) Result {
+	if len(f.Series) == 0 {
+		res.Status, res.Observed = Skip, "no series"
+		res.Detail = "the family has no series to read label names from"
+		return res
+	}
+	want := sortedCopy(r.Labels)
+	got := f.LabelNames()
+	res.Observed = strings.Join(got, ", ")
+	missing, extra := setDiff(want, got), setDiff(got, want)
+	res.Status = pass(len(missing) == 0 && len(extra) == 0)
+	var d []string
+	if len(missing) > 0 {
+		d = append(d, "missing "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		d = append(d, "unexpected "+strings.Join(extra, ", "))
+	}
+	res.Detail = strings.Join(d, "; ")
+	return res
+}
+
+// bucketsResult judges a buckets rule on a family that is present (res
+// already says what is expected).
+func bucketsResult(r *Rule, f *scrape.Family, res Result) Result {
+	if f.Type != scrape.TypeHistogram && f.Type != scrape.TypeGaugeHistogram {
+		res.Status, res.Observed = Fail, f.Type
+		res.Detail = "not a histogram"
+		return res
+	}
+	if len(f.Series) == 0 {
+		res.Status, res.Observed = Skip, "no series"
+		res.Detail = "the family has no series to read buckets from"
+		return res
+	}
+	res.Status, res.Observed = Pass, res.Expected
+	bad := 0
+	for _, s := range f.Series {
+		got := s.Histogram.FiniteBounds()
+		problem := ""
+		switch {
+		case !sameBounds(got, r.Buckets):
+			problem = "bounds " + formatBounds(got)
+		case s.Histogram.InfMissing:
+			problem = `no le="+Inf" bucket`
 		}
-		if len(f.Series) == 0 {
-			res.Status, res.Observed = Skip, "no series"
-			res.Detail = "the family has no series to read buckets from"
-			return res
+		if problem == "" {
+			continue
 		}
-		res.Status, res.Observed = Pass, res.Expected
-		bad := 0
-		for _, s := range f.Series {
-			got := s.Histogram.FiniteBounds()
-			problem := ""
-			switch {
-			case !sameBounds(got, r.Buckets):
-				problem = "bounds " + formatBounds(got)
-			case s.Histogram.InfMissing:
-				problem = `no le="+Inf" bucket`
+		if bad == 0 {
+			res.Status = Fail
+			res.Observed = formatBounds(got)
+			if !s.Histogram.InfMissing {
+				res.Observed += ", +Inf"
 			}
-			if problem == "" {
-				continue
-			}
-			if bad == 0 {
-				res.Status = Fail
-				res.Observed = formatBounds(got)
-				if !s.Histogram.InfMissing {
-					res.Observed += ", +Inf"
-				}
-			}
-			res.Problems = append(res.Problems, fmt.Sprintf("series {%s}: %s", s.Key, problem))
-			bad++
 		}
+		res.Problems = append(res.Problems, fmt.Sprintf("series {%s}: %s", s.Key, problem))
+		bad++
 	}
 	return res
 }
