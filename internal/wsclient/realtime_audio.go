@@ -207,14 +207,14 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	if m.typ != websocket.MessageText {
 		return false, fatal(results.ErrMalformed, "event %d: a binary frame; realtime events are JSON text", at.events)
 	}
-	ev, err := parseRealtimeMsg(m.data)
-	if err != nil {
+	var ev realtimeEvent
+	if err := parseRealtimeEvent(m.data, &ev); err != nil {
 		return false, fatal(results.ErrMalformed, "event %d: %v", at.events, err)
 	}
-	switch ev.Type {
+	switch ev.typ {
 	case "error":
-		msg := errorText(at.c.redactor(at.sess), ev.Error, ev.Code)
-		if ev.Code != nil && (*ev.Code == "processing_error" || *ev.Code == "invalid_audio") {
+		msg := errorText(at.c.redactor(at.sess), ev.errorRaw, ev.code)
+		if ev.code != nil && (*ev.code == "processing_error" || *ev.code == "invalid_audio") {
 			// A generation failure is followed by response.audio.done:
 			// read on to it so that the next turn starts clean.
 			if at.failed == nil {
@@ -226,15 +226,15 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	case evAudioDelta, evLegacyAudioDelta:
 		at.audioEvents++
 		before := rec.AudioBytes
-		if f := at.audio(ev, m.at, off); f != nil {
+		if f := at.audio(&ev, m.at, off); f != nil {
 			return false, f
 		}
 		if early {
 			rec.WS.EarlyAudioBytes += rec.AudioBytes - before
 		}
-	case "transcription.delta":
-		if ev.Delta != nil && *ev.Delta != "" {
-			at.text(*ev.Delta, m.at, off)
+	case evTranscriptionDelta:
+		if len(ev.delta) > 0 {
+			at.text(ev.delta, m.at, off)
 		}
 	case evAudioDone, evLegacyAudioDone:
 		rec.E2ES = off
