@@ -92,6 +92,8 @@ type Client struct {
 	base *url.URL
 	fin  *client.Client // fills the derived audio fields
 	http *http.Client   // the handshakes': no redirects, frames guarded
+	// inputs holds realtime-audio's append messages per spoken clip.
+	inputs inputCache
 	// buffers lends the sessions' readers the buffers messages are read into.
 	buffers bufferPool
 }
