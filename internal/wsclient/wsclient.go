@@ -490,6 +490,18 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	// The session is done with the message handed out before this wait.
 	cn.buffers.put(cn.lent)
 	cn.lent = nil
+	// A message already waiting is taken without arming the timers and
+	// selecting over five channels: under load, when the reader is ahead,
+	// that is most messages. Neither the idle timeout nor the deadline can
+	// have passed for it, and a sender pacing its messages (wake) always
+	// waits, so that a busy server cannot hold its messages back.
+	if wake == nil && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
+		select {
+		case m, ok := <-cn.msgs:
+			return cn.received(ctx, m, ok, events)
+		default:
+		}
+	}
 	idle := armTimer(&cn.idleTimer, cn.opts.IdleTimeout)
 	defer idle.Stop()
 	var dl <-chan time.Time
@@ -500,19 +512,7 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	}
 	select {
 	case m, ok := <-cn.msgs:
-		if ok && m.err == nil {
-			cn.lent = m.buf
-			return m, false, nil
-		}
-		if ok {
-			cn.readErr = m.err
-		}
-		if ctx.Err() != nil {
-			// Cancelling the run closes the connection under the reader,
-			// and that close can win the select: it is still the interrupt.
-			return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
-		}
-		return message{}, false, cn.endFailure(events)
+		return cn.received(ctx, m, ok, events)
 	case <-wake:
 		return message{}, true, nil
 	case <-idle.C:
@@ -522,6 +522,25 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	case <-ctx.Done():
 		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 	}
+}
+
+// received is nextOrWake's answer for what it took from cn.msgs: the
+// message, lent to the session until its next wait, or the failure of the
+// connection's end.
+func (cn *conn) received(ctx context.Context, m message, ok bool, events int) (message, bool, *failure) {
+	if ok && m.err == nil {
+		cn.lent = m.buf
+		return m, false, nil
+	}
+	if ok {
+		cn.readErr = m.err
+	}
+	if ctx.Err() != nil {
+		// Cancelling the run closes the connection under the reader,
+		// and that close can win the select: it is still the interrupt.
+		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+	}
+	return message{}, false, cn.endFailure(events)
 }
 
 // armTimer starts *t to fire after d, creating it the first time: a
