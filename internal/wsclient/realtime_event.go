@@ -106,9 +106,9 @@ func readRealtimeEvent(data []byte, ev *realtimeEvent) bool {
 	s := jsonScan{b: data}
 	seen := 0
 	ok := s.object(func(name []byte) bool {
-		f, ok := realtimeField(name)
+		f, exact := realtimeField(name)
 		switch {
-		case !ok || f&seen != 0:
+		case !exact || f&seen != 0:
 			return false
 		case f == 0:
 			return s.skipValue(0)
@@ -155,9 +155,9 @@ func (s *jsonScan) realtimeMember(f int, ev *realtimeEvent) bool {
 func (s *jsonScan) metadata(ev *realtimeEvent) bool {
 	seen := false
 	return s.object(func(name []byte) bool {
-		f, ok := metadataField(name)
+		f, exact := metadataField(name)
 		switch {
-		case !ok || f != 0 && seen:
+		case !exact || f != 0 && seen:
 			return false
 		case f == 0:
 			return s.skipValue(1)
@@ -173,10 +173,10 @@ func (s *jsonScan) metadata(ev *realtimeEvent) bool {
 }
 
 // realtimeField is the member a top-level name stands for (0: none the
-// client reads); ok is false when encoding/json could match it to a field
-// other than by its exact spelling (case folding), or to one of the error
-// paths' fields.
-func realtimeField(name []byte) (f int, ok bool) {
+// client reads); exact is false when encoding/json could match it to a
+// field other than by its exact spelling (case folding), or to one of the
+// error paths' fields.
+func realtimeField(name []byte) (f int, exact bool) {
 	switch string(name) {
 	case "type":
 		return fieldType, true
@@ -195,7 +195,7 @@ func realtimeField(name []byte) (f int, ok bool) {
 }
 
 // metadataField is realtimeField for the members of metadata.
-func metadataField(name []byte) (f int, ok bool) {
+func metadataField(name []byte) (f int, exact bool) {
 	if string(name) == "audio_duration_ms" {
 		return fieldDuration, true
 	}
