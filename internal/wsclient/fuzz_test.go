@@ -56,49 +56,52 @@ func FuzzSpeechMessage(f *testing.F) {
 	})
 }
 
+// realtimeSeeds are Realtime server events of every endpoint and spelling,
+// and broken ones.
+var realtimeSeeds = []string{
+	`{"type":"session.created","session":{"id":"seed-tts-0"},"event_id":"event_1"}`,
+	`{"type":"response.created","response_id":"resp-1","response":{"id":"resp-1","status":"in_progress"}}`,
+	`{"type":"response.audio.delta","response_id":"resp-1","delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"pcm16"}`,
+	`{"type":"response.audio.delta","audio":"AAAA","sample_rate_hz":16000,"metadata":{"audio_duration_ms":105}}`,
+	`{"type":"response.output_text.delta","response_id":"resp-1","delta":"The quick"}`,
+	`{"type":"response.done","response":{"id":"resp-1","status":"completed"}}`,
+	`{"type":"error","error":{"type":"invalid_request_error","code":"x","message":"y"}}`,
+	`{"type":"error","error":"flat","code":"model_not_validated"}`,
+	`{"type":"duplex.response.message","event":{"error":{"message":"chat failed"}}}`,
+	`{"type":"response.audio.delta","delta":"UklGRgAAAABXQVZF"}`,
+	`{"type":""}`, `7`, `{"type":"response.done","response":null}`,
+	// The GA spelling of current servers.
+	`{"type":"response.output_audio.delta","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0,"delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"pcm16"}`,
+	`{"type":"response.output_audio.delta","delta":"AAAA","sample_rate_hz":24000,"metadata":{"audio_duration_ms":42}}`,
+	`{"type":"response.output_audio_transcript.delta","response_id":"resp-1","delta":"The quick"}`,
+	`{"type":"response.output_audio.done","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0}`,
+	`{"type":"response.output_audio_transcript.done","response_id":"resp-1","transcript":"The quick"}`,
+	`{"type":"response.done","response_id":"resp-1","response":{"id":"resp-1","object":"realtime.response","status":"completed","output":[{"id":"item_resp-1","type":"message","role":"assistant","status":"completed"}],"metadata":{"type":"response.done","epoch":0}}}`,
+	`{"type":"response.output_audio.delta","delta":"!!"}`,
+	// The native schema of /v1/duplex.
+	`{"type":"input.committed","session_id":"tts-1","turn_id":0,"epoch":0,"history_len":1,"message":{"role":"user","content":"Hello there."},"server_event_seq":1}`,
+	`{"type":"response.created","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"modalities":["audio","text"],"request_id":"chatcmpl-duplex-tts-1-0-1","server_event_seq":2}`,
+	`{"type":"response.text.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"delta":"Hello there.","server_event_seq":3}`,
+	`{"type":"response.output_audio.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"audio":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"wav","server_event_seq":4}`,
+	`{"type":"response.done","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"committed":true,"playback":{"generated_ms":0},"server_event_seq":5}`,
+}
+
 // FuzzRealtimeEvent does the same for Realtime server events.
 func FuzzRealtimeEvent(f *testing.F) {
-	for _, s := range []string{
-		`{"type":"session.created","session":{"id":"seed-tts-0"},"event_id":"event_1"}`,
-		`{"type":"response.created","response_id":"resp-1","response":{"id":"resp-1","status":"in_progress"}}`,
-		`{"type":"response.audio.delta","response_id":"resp-1","delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"pcm16"}`,
-		`{"type":"response.audio.delta","audio":"AAAA","sample_rate_hz":16000,"metadata":{"audio_duration_ms":105}}`,
-		`{"type":"response.output_text.delta","response_id":"resp-1","delta":"The quick"}`,
-		`{"type":"response.done","response":{"id":"resp-1","status":"completed"}}`,
-		`{"type":"error","error":{"type":"invalid_request_error","code":"x","message":"y"}}`,
-		`{"type":"error","error":"flat","code":"model_not_validated"}`,
-		`{"type":"duplex.response.message","event":{"error":{"message":"chat failed"}}}`,
-		`{"type":"response.audio.delta","delta":"UklGRgAAAABXQVZF"}`,
-		`{"type":""}`, `7`, `{"type":"response.done","response":null}`,
-		// The GA spelling of current servers.
-		`{"type":"response.output_audio.delta","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0,"delta":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"pcm16"}`,
-		`{"type":"response.output_audio.delta","delta":"AAAA","sample_rate_hz":24000,"metadata":{"audio_duration_ms":42}}`,
-		`{"type":"response.output_audio_transcript.delta","response_id":"resp-1","delta":"The quick"}`,
-		`{"type":"response.output_audio.done","response_id":"resp-1","item_id":"item_resp-1","output_index":0,"content_index":0}`,
-		`{"type":"response.output_audio_transcript.done","response_id":"resp-1","transcript":"The quick"}`,
-		`{"type":"response.done","response_id":"resp-1","response":{"id":"resp-1","object":"realtime.response","status":"completed","output":[{"id":"item_resp-1","type":"message","role":"assistant","status":"completed"}],"metadata":{"type":"response.done","epoch":0}}}`,
-		`{"type":"response.output_audio.delta","delta":"!!"}`,
-		// The native schema of /v1/duplex.
-		`{"type":"input.committed","session_id":"tts-1","turn_id":0,"epoch":0,"history_len":1,"message":{"role":"user","content":"Hello there."},"server_event_seq":1}`,
-		`{"type":"response.created","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"modalities":["audio","text"],"request_id":"chatcmpl-duplex-tts-1-0-1","server_event_seq":2}`,
-		`{"type":"response.text.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"delta":"Hello there.","server_event_seq":3}`,
-		`{"type":"response.output_audio.delta","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"audio":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA=","format":"wav","server_event_seq":4}`,
-		`{"type":"response.done","session_id":"tts-1","response_id":"resp-tts-1-0-3fa2c1d9","epoch":0,"committed":true,"playback":{"generated_ms":0},"server_event_seq":5}`,
-	} {
+	for _, s := range realtimeSeeds {
 		f.Add([]byte(s))
 	}
 	c := newClient(f, "http://127.0.0.1:1", Options{APIKey: "sk-fuzz-key"})
 	red := c.redactor(Session{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := parseRealtimeMsg(data)
-		if err == nil {
-			if m.Type == "" {
+		var ev realtimeEvent
+		if err := parseRealtimeEvent(data, &ev); err == nil {
+			if ev.typ == "" {
 				t.Fatal("an event without a type was accepted")
 			}
-			_ = m.responseID()
-			_ = m.audioB64()
-			_ = errorText(red, m.Error, m.Code)
-			_ = forwardedError(red, m.Event)
+			_ = ev.audioB64()
+			_ = errorText(red, ev.errorRaw, ev.code)
+			_ = forwardedError(red, ev.event)
 		}
 		for _, native := range []bool{false, true} {
 			rec := &results.Record{WS: &results.WSTurn{}}

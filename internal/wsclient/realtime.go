@@ -1,10 +1,8 @@
 package wsclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -40,6 +39,14 @@ const (
 	evLegacyTranscriptDone  = "response.audio_transcript.done"
 )
 
+// The text events the client reads: the response's text in both
+// spellings, and plain realtime's transcription of the spoken input.
+const (
+	evTextDelta          = "response.output_text.delta"
+	evLegacyTextDelta    = "response.text.delta"
+	evTranscriptionDelta = "transcription.delta"
+)
+
 // eventSpelling is the spelling of a realtime audio event's type
 // (results.EventsGA or results.EventsLegacy), "" for any other event.
 func eventSpelling(typ string) string {
@@ -52,8 +59,9 @@ func eventSpelling(typ string) string {
 	return ""
 }
 
-// realtimeMsg is what the client reads of a Realtime server event (9.4.2,
-// 9.4.4, 9.4.5).
+// realtimeMsg is a Realtime server event (9.4.2, 9.4.4, 9.4.5) as
+// encoding/json decodes it: the reading of the events readRealtimeEvent
+// leaves to it (realtime_event.go).
 type realtimeMsg struct {
 	Type       string `json:"type"`
 	ResponseID string `json:"response_id"`
@@ -72,104 +80,6 @@ type realtimeMsg struct {
 	Event json.RawMessage `json:"event"`
 }
 
-// parseRealtimeMsg decodes one server event.
-func parseRealtimeMsg(data []byte) (*realtimeMsg, error) {
-	m, ok := parseAudioDelta(data)
-	if !ok {
-		m = new(realtimeMsg)
-		if err := json.Unmarshal(data, m); err != nil {
-			return nil, fmt.Errorf("not a Realtime event: %w", err)
-		}
-	}
-	if m.Type == "" {
-		return nil, fmt.Errorf("event without a type")
-	}
-	return m, nil
-}
-
-// payloadSentinel stands in for a cut-out payload: a JSON string that no
-// payload plainString accepts decodes to.
-const payloadSentinel = `\u0000`
-
-// parseAudioDelta is parseRealtimeMsg's fast path for an audio delta,
-// whose base64 audio is nearly all of the message: json.Unmarshal would
-// scan it twice (validating, then decoding) and copy it once more, the
-// largest part of the client's CPU per realtime event. The payload is cut
-// out, the rest decoded with a sentinel in its place, and the payload put
-// back into the field the sentinel landed in. It gives up (false) unless
-// that is exactly what json.Unmarshal of the whole message would give: the
-// payload stands for itself (plainString), the sentinel appears nowhere else,
-// the rest decodes and the sentinel ended in the top-level delta or audio
-// member, the one json.Unmarshal keeps.
-func parseAudioDelta(data []byte) (*realtimeMsg, bool) {
-	for _, key := range [...]string{`"delta":"`, `"audio":"`} {
-		at := bytes.Index(data, []byte(key))
-		if at < 0 {
-			continue
-		}
-		from := at + len(key)
-		n, ok := plainString(data[from:])
-		if !ok || n < minCutPayload {
-			return nil, false
-		}
-		to := from + n
-		rest := make([]byte, 0, from+len(payloadSentinel)+len(data)-to)
-		rest = append(append(append(rest, data[:from]...), payloadSentinel...), data[to:]...)
-		if bytes.Count(rest, []byte(payloadSentinel)) != 1 {
-			return nil, false
-		}
-		var m realtimeMsg
-		if json.Unmarshal(rest, &m) != nil {
-			return nil, false
-		}
-		payload := string(data[from:to])
-		switch {
-		case key == `"delta":"` && m.Delta != nil && *m.Delta == "\x00":
-			m.Delta = &payload
-		case key == `"audio":"` && m.Audio != nil && *m.Audio == "\x00":
-			m.Audio = &payload
-		default:
-			return nil, false
-		}
-		return &m, true
-	}
-	return nil, false
-}
-
-// minCutPayload is the shortest payload parseAudioDelta cuts out: below
-// it, json.Unmarshal of the whole message costs no more.
-const minCutPayload = 256
-
-// plainString is the length of the JSON string contents b starts with,
-// up to its closing quote, when they stand for themselves: printable
-// ASCII with no escape (as base64 is). ok is false for any other string.
-// The quote and the backslash are found with bytes.IndexByte, the rest
-// checked eight bytes at a time: the check costs little beside
-// json.Unmarshal's scan of every byte.
-func plainString(b []byte) (n int, ok bool) {
-	n = bytes.IndexByte(b, '"')
-	if n < 0 || bytes.IndexByte(b[:n], '\\') >= 0 {
-		return 0, false
-	}
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	s := b[:n]
-	for ; len(s) >= 8; s = s[8:] {
-		// A byte at or above 0x80 sets its high bit in w; when none
-		// does, w-0x20 in every byte sets a high bit exactly when some
-		// byte is below 0x20 (a control character).
-		w := binary.LittleEndian.Uint64(s)
-		if (w|(w-0x20*ones))&highs != 0 {
-			return 0, false
-		}
-	}
-	for _, c := range s {
-		if c < 0x20 || c >= 0x80 {
-			return 0, false
-		}
-	}
-	return n, true
-}
-
 // responseID is the event's response id: top-level, else response.id.
 func (m *realtimeMsg) responseID() string {
 	if m.ResponseID != "" {
@@ -177,17 +87,6 @@ func (m *realtimeMsg) responseID() string {
 	}
 	if m.Response != nil {
 		return m.Response.ID
-	}
-	return ""
-}
-
-// audioB64 is the delta's audio: "delta", else "audio".
-func (m *realtimeMsg) audioB64() string {
-	switch {
-	case m.Delta != nil && *m.Delta != "":
-		return *m.Delta
-	case m.Audio != nil:
-		return *m.Audio
 	}
 	return ""
 }
@@ -228,6 +127,9 @@ func forwardedError(red *secret.Redactor, ev json.RawMessage) string {
 // the last sample_rate_hz seen on any delta of the session.
 type realtimeSession struct {
 	benchRate int
+	// pcm is the buffer audio deltas are decoded into, reused from delta
+	// to delta: a delta's samples are consumed before the next is read.
+	pcm []byte
 	// native is a session on /v1/duplex, in the duplex session's own
 	// schema (docs/reference/websocket.md, section 5) rather than the
 	// OpenAI-Realtime one: session.create opens it, a turn is
@@ -235,6 +137,23 @@ type realtimeSession struct {
 	// it ends (no playback.ack). Its events are read by the same code: its
 	// audio deltas carry field "audio", which the Realtime reading accepts.
 	native bool
+}
+
+// decodeBase64 decodes b64 into the session's buffer, as
+// base64.StdEncoding.DecodeString would into a new one. The result is
+// valid until the next call. A buffer grown past maxScratch for a rare
+// large delta (a whole WAV file) is not kept.
+func (ss *realtimeSession) decodeBase64(b64 []byte) ([]byte, error) {
+	n := base64.StdEncoding.DecodedLen(len(b64))
+	buf := ss.pcm
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	if cap(buf) <= maxScratch {
+		ss.pcm = buf
+	}
+	n, err := base64.StdEncoding.Decode(buf[:n], b64)
+	return buf[:n], err
 }
 
 // realtimeTurn is the state of one turn while its events arrive.
@@ -395,15 +314,16 @@ func awaitSessionCreated(ctx context.Context, cn *conn) *failure {
 		if f != nil {
 			return f
 		}
-		ev, err := parseRealtimeMsg(m.data)
+		var ev realtimeEvent
+		err := parseRealtimeEvent(m.data, &ev)
 		switch {
 		case m.typ != websocket.MessageText:
 			return fatal(results.ErrMalformed, "event %d: a binary frame; Realtime events are JSON text", n+1)
 		case err != nil:
 			return fatal(results.ErrMalformed, "event %d: %v", n+1, err)
-		case ev.Type == "error":
-			return fatal(results.ErrStreamError, "opening the session: server error: %s", errorText(cn.red, ev.Error, ev.Code))
-		case ev.Type == "session.created":
+		case ev.typ == "error":
+			return fatal(results.ErrStreamError, "opening the session: server error: %s", errorText(cn.red, ev.errorRaw, ev.code))
+		case ev.typ == "session.created":
 			return nil
 		}
 	}
@@ -493,41 +413,38 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 	if m.typ != websocket.MessageText {
 		return false, fatal(results.ErrMalformed, "event %d: a binary frame; Realtime events are JSON text", rt.events)
 	}
-	ev, err := parseRealtimeMsg(m.data)
-	if err != nil {
+	var ev realtimeEvent
+	if err := parseRealtimeEvent(m.data, &ev); err != nil {
 		return false, fatal(results.ErrMalformed, "event %d: %v", rt.events, err)
 	}
-	rid := ev.responseID()
-	if rt.rid == "" && rid != "" && (ev.Type == "response.created" || strings.HasPrefix(ev.Type, "response.")) {
-		rt.rid = rid
+	rid := ev.responseID
+	if rt.rid == "" && len(rid) > 0 && (ev.typ == "response.created" || strings.HasPrefix(ev.typ, "response.")) {
+		rt.rid = string(rid)
 	}
-	ours := rid == "" || rid == rt.rid
+	ours := len(rid) == 0 || string(rid) == rt.rid
 	if ours && !rt.ss.native { // the spellings are the Realtime schema's
-		rt.noteSpelling(ev.Type)
+		rt.noteSpelling(ev.typ)
 	}
 	off := m.at.Sub(rt.t0).Seconds()
-	switch ev.Type {
+	switch ev.typ {
 	case "error":
 		// Any error fails the session, as it fails the benchmark's.
-		return false, fatal(results.ErrStreamError, "event %d: server error: %s", rt.events, errorText(rt.c.redactor(rt.sess), ev.Error, ev.Code))
+		return false, fatal(results.ErrStreamError, "event %d: server error: %s", rt.events, errorText(rt.c.redactor(rt.sess), ev.errorRaw, ev.code))
 	case evAudioDelta, evLegacyAudioDelta:
 		if !ours {
 			return false, nil
 		}
 		rt.audioEvents++
-		return false, rt.audio(ev, m.at, off)
-	case evTranscriptDelta, evLegacyTranscriptDelta, "response.output_text.delta", "response.text.delta":
-		if ours && ev.Delta != nil && *ev.Delta != "" {
-			rt.text(*ev.Delta, m.at, off)
+		return false, rt.audio(&ev, m.at, off)
+	case evTranscriptDelta, evLegacyTranscriptDelta, evTextDelta, evLegacyTextDelta:
+		if ours && len(ev.delta) > 0 {
+			rt.text(ev.delta, m.at, off)
 		}
 	case "response.done":
 		if !ours {
 			return false, nil
 		}
-		status := ""
-		if ev.Response != nil {
-			status = ev.Response.Status
-		}
+		status := ev.status
 		if status != "" && status != "completed" {
 			return true, fail(results.ErrStreamError, "event %d: response.done with status %q", rt.events, status)
 		}
@@ -538,10 +455,10 @@ func (rt *realtimeTurn) event(m message) (done bool, f *failure) {
 	case "session.closed":
 		return false, fatal(results.ErrTruncated, "event %d: the server closed the session before response.done", rt.events)
 	default:
-		if strings.HasPrefix(ev.Type, "duplex.") {
+		if strings.HasPrefix(ev.typ, "duplex.") {
 			red := rt.c.redactor(rt.sess)
-			if msg := forwardedError(red, ev.Event); msg != "" {
-				return false, fatal(results.ErrStreamError, "event %d: %s: server error: %s", rt.events, client.ServerText(red, ev.Type), msg)
+			if msg := forwardedError(red, ev.event); msg != "" {
+				return false, fatal(results.ErrStreamError, "event %d: %s: server error: %s", rt.events, client.ServerText(red, ev.typ), msg)
 			}
 		}
 	}
@@ -557,17 +474,17 @@ func (rt *realtimeTurn) noteSpelling(typ string) {
 
 // audio handles one audio delta (either spelling): the benchmark's figures count
 // every decoded byte; omnibench's count the PCM after any WAV header.
-func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failure {
+func (rt *realtimeTurn) audio(ev *realtimeEvent, at time.Time, off float64) *failure {
 	b64 := ev.audioB64()
-	if b64 == "" {
+	if len(b64) == 0 {
 		return nil
 	}
-	data, err := base64.StdEncoding.DecodeString(b64)
+	data, err := rt.ss.decodeBase64(b64)
 	if err != nil {
-		return fatal(results.ErrMalformed, "event %d: %s: bad base64: %v", rt.events, ev.Type, err)
+		return fatal(results.ErrMalformed, "event %d: %s: bad base64: %v", rt.events, ev.typ, err)
 	}
-	if ev.SampleRateHz != nil && *ev.SampleRateHz > 0 {
-		rt.ss.benchRate = *ev.SampleRateHz
+	if ev.rate > 0 {
+		rt.ss.benchRate = ev.rate
 	}
 	if len(data) > 0 {
 		if rt.benchFirst.IsZero() {
@@ -575,9 +492,9 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		}
 		rt.benchLast = at
 		rt.benchBytes += int64(len(data))
-		if ev.Metadata != nil && ev.Metadata.AudioDurationMS != nil {
+		if ev.hasDur {
 			rt.benchHasDur = true
-			rt.benchMaxDurMS = max(rt.benchMaxDurMS, *ev.Metadata.AudioDurationMS)
+			rt.benchMaxDurMS = max(rt.benchMaxDurMS, ev.durMS)
 		}
 	}
 	pcm := data
@@ -586,19 +503,19 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 		// The chat-fallback caveat (9.4.5): each delta is a whole WAV file
 		// although format says pcm16.
 		if f, pcm, err = wav.Decode(data); err != nil {
-			return fatal(results.ErrMalformed, "event %d: %s: a WAV file that does not parse: %v", rt.events, ev.Type, err)
+			return fatal(results.ErrMalformed, "event %d: %s: a WAV file that does not parse: %v", rt.events, ev.typ, err)
 		}
 	} else {
 		rate := rt.sess.PCMSampleRate
-		if ev.SampleRateHz != nil && *ev.SampleRateHz > 0 {
-			rate = *ev.SampleRateHz
+		if ev.rate > 0 {
+			rate = ev.rate
 		}
 		if rate <= 0 {
 			rate = benchDefaultRate
 		}
 		f = wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}
 		if len(pcm)%2 != 0 {
-			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.Type, len(pcm))
+			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, len(pcm))
 		}
 	}
 	if len(pcm) == 0 {
@@ -618,7 +535,7 @@ func (rt *realtimeTurn) audio(ev *realtimeMsg, at time.Time, off float64) *failu
 }
 
 // text records a non-empty text delta.
-func (rt *realtimeTurn) text(delta string, at time.Time, off float64) {
+func (rt *realtimeTurn) text(delta []byte, at time.Time, off float64) {
 	rec := rt.rec
 	if rt.benchText.IsZero() {
 		rt.benchText = at
@@ -627,11 +544,11 @@ func (rt *realtimeTurn) text(delta string, at time.Time, off float64) {
 		rec.TextGapsS = append(rec.TextGapsS, off-rt.lastTextS)
 	}
 	rt.lastTextS = off
-	rec.TextChars += len([]rune(delta))
+	rec.TextChars += utf8.RuneCount(delta)
 	if rt.textOut != nil {
 		// The writer is the caller's in-memory copy: like the audio sink's,
 		// its error must not fail the measurement.
-		_, _ = io.WriteString(rt.textOut, delta)
+		_, _ = rt.textOut.Write(delta)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -108,6 +109,62 @@ func appendMessage(pcm []byte) []byte {
 	return b
 }
 
+// clipAppends is a spoken input as the messages that send it: one
+// input_audio_buffer.append per AppendChunk of its PCM.
+type clipAppends struct {
+	msgs   [][]byte
+	pcmLen int // the PCM's bytes: every message carries AppendChunk's but the last
+	err    error
+}
+
+// appendChunkBytes is the PCM of one append.
+const appendChunkBytes = InputSampleRate * 2 * int(AppendChunk/time.Millisecond) / 1000
+
+// maxCachedClips bounds the clips whose messages a Client keeps: a
+// workload's spoken prompts are a few clips that every session shares.
+const maxCachedClips = 64
+
+// inputCache keeps the append messages of the clips sessions send, built
+// once per clip: decoding a clip, encoding each chunk in base64 and
+// marshalling it cost more than the session's whole reading of the answer.
+// The messages are only read (a write masks a copy).
+type inputCache struct {
+	mu    sync.Mutex
+	clips map[*input.Clip]*clipAppends
+}
+
+// appends is clip's messages, from the cache when it has them.
+func (ic *inputCache) appends(clip *input.Clip) *clipAppends {
+	ic.mu.Lock()
+	a := ic.clips[clip]
+	ic.mu.Unlock()
+	if a != nil {
+		return a
+	}
+	a = newClipAppends(clip)
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.clips == nil {
+		ic.clips = make(map[*input.Clip]*clipAppends)
+	}
+	if len(ic.clips) < maxCachedClips {
+		ic.clips[clip] = a
+	}
+	return a
+}
+
+func newClipAppends(clip *input.Clip) *clipAppends {
+	pcm, err := InputPCM(clip)
+	if err != nil {
+		return &clipAppends{err: err}
+	}
+	a := &clipAppends{pcmLen: len(pcm)}
+	for off := 0; off < len(pcm); off += appendChunkBytes {
+		a.msgs = append(a.msgs, appendMessage(pcm[off:min(off+appendChunkBytes, len(pcm))]))
+	}
+	return a
+}
+
 // run sends one utterance, paced, and reads the answer to response.audio.done.
 func (at *audioTurn) run(ctx context.Context, cn *conn, clip *input.Clip) *failure {
 	rec := at.rec
@@ -115,11 +172,10 @@ func (at *audioTurn) run(ctx context.Context, cn *conn, clip *input.Clip) *failu
 	if clip == nil {
 		return fail(results.ErrConnect, "request not sent: the prompt of turn %d has no audio (realtime-audio sends speech)", rec.WS.Index)
 	}
-	pcm, err := InputPCM(clip)
-	if err != nil {
-		return fail(results.ErrConnect, "request not sent: %v", err)
+	in := at.c.inputs.appends(clip)
+	if in.err != nil {
+		return fail(results.ErrConnect, "request not sent: %v", in.err)
 	}
-	chunk := InputSampleRate * 2 * int(AppendChunk/time.Millisecond) / 1000
 	pace := at.sess.AudioPace
 	if pace == 0 {
 		pace = 1
@@ -133,17 +189,18 @@ func (at *audioTurn) run(ctx context.Context, cn *conn, clip *input.Clip) *failu
 	if f := cn.send(ctx, []byte(`{"type":"input_audio_buffer.commit","final":false}`)); f != nil {
 		return f
 	}
-	for k, off := 0, 0; off < len(pcm); k, off = k+1, off+chunk {
-		end := min(off+chunk, len(pcm))
+	for k, msg := range in.msgs {
+		off := k * appendChunkBytes
+		end := min(off+appendChunkBytes, in.pcmLen)
 		if k > 0 && pace > 0 {
 			// As from a microphone, each chunk goes when it has been
 			// spoken: the first one's end is the clock's origin.
-			due := at.first.Add(time.Duration(float64(end-chunk) / (InputSampleRate * 2) * float64(time.Second) / pace))
+			due := at.first.Add(time.Duration(float64(end-appendChunkBytes) / (InputSampleRate * 2) * float64(time.Second) / pace))
 			if f := at.readUntil(ctx, cn, due, deadline); f != nil {
 				return f
 			}
 		}
-		if f := cn.send(ctx, appendMessage(pcm[off:end])); f != nil {
+		if f := cn.send(ctx, msg); f != nil {
 			return f
 		}
 		rec.InputAudioBytes += int64(end - off)
@@ -207,14 +264,14 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	if m.typ != websocket.MessageText {
 		return false, fatal(results.ErrMalformed, "event %d: a binary frame; realtime events are JSON text", at.events)
 	}
-	ev, err := parseRealtimeMsg(m.data)
-	if err != nil {
+	var ev realtimeEvent
+	if err := parseRealtimeEvent(m.data, &ev); err != nil {
 		return false, fatal(results.ErrMalformed, "event %d: %v", at.events, err)
 	}
-	switch ev.Type {
+	switch ev.typ {
 	case "error":
-		msg := errorText(at.c.redactor(at.sess), ev.Error, ev.Code)
-		if ev.Code != nil && (*ev.Code == "processing_error" || *ev.Code == "invalid_audio") {
+		msg := errorText(at.c.redactor(at.sess), ev.errorRaw, ev.code)
+		if ev.code != nil && (*ev.code == "processing_error" || *ev.code == "invalid_audio") {
 			// A generation failure is followed by response.audio.done:
 			// read on to it so that the next turn starts clean.
 			if at.failed == nil {
@@ -226,15 +283,15 @@ func (at *audioTurn) message(m message) (done bool, f *failure) {
 	case evAudioDelta, evLegacyAudioDelta:
 		at.audioEvents++
 		before := rec.AudioBytes
-		if f := at.audio(ev, m.at, off); f != nil {
+		if f := at.audio(&ev, m.at, off); f != nil {
 			return false, f
 		}
 		if early {
 			rec.WS.EarlyAudioBytes += rec.AudioBytes - before
 		}
-	case "transcription.delta":
-		if ev.Delta != nil && *ev.Delta != "" {
-			at.text(*ev.Delta, m.at, off)
+	case evTranscriptionDelta:
+		if len(ev.delta) > 0 {
+			at.text(ev.delta, m.at, off)
 		}
 	case evAudioDone, evLegacyAudioDone:
 		rec.E2ES = off

@@ -269,3 +269,35 @@ func FuzzRealtimeAudioEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestInputAppendsCached checks the append messages a Client keeps per
+// spoken clip: the same messages as encoding each chunk (what goes on the
+// wire is unchanged), built once per clip however many turns send it, a
+// refused clip's error kept alike, and no more than maxCachedClips kept.
+func TestInputAppendsCached(t *testing.T) {
+	var ic inputCache
+	clip, pcm := speechClip(t, 0.5, 16000) // two whole chunks and a part
+	a := ic.appends(clip)
+	if a.err != nil || a.pcmLen != len(pcm) || len(a.msgs) != 3 {
+		t.Fatalf("%d messages of %d bytes, %v; want 3 of %d", len(a.msgs), a.pcmLen, a.err, len(pcm))
+	}
+	for k, msg := range a.msgs {
+		if want := appendMessage(pcm[k*appendChunkBytes : min((k+1)*appendChunkBytes, len(pcm))]); !bytes.Equal(msg, want) {
+			t.Fatalf("message %d differs from the chunk's own", k)
+		}
+	}
+	if ic.appends(clip) != a {
+		t.Error("the clip's messages were built again")
+	}
+	bad, _ := speechClip(t, 0.1, 24000)
+	if b := ic.appends(bad); b.err == nil || ic.appends(bad) != b {
+		t.Errorf("a 24 kHz clip: %v, kept %v", b.err, ic.appends(bad) == b)
+	}
+	for range maxCachedClips {
+		c, _ := speechClip(t, 0.01, 16000)
+		ic.appends(c)
+	}
+	if len(ic.clips) != maxCachedClips {
+		t.Errorf("%d clips kept, want at most %d", len(ic.clips), maxCachedClips)
+	}
+}

@@ -29,7 +29,6 @@
 package wsclient
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -39,6 +38,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -92,6 +92,10 @@ type Client struct {
 	base *url.URL
 	fin  *client.Client // fills the derived audio fields
 	http *http.Client   // the handshakes': no redirects, frames guarded
+	// inputs holds realtime-audio's append messages per spoken clip.
+	inputs inputCache
+	// buffers lends the sessions' readers the buffers messages are read into.
+	buffers bufferPool
 }
 
 // defaultIdle is the idle timeout when Options.IdleTimeout is 0.
@@ -292,12 +296,44 @@ func noAudio(audioEvents int, text bool) *failure {
 	return fail(results.ErrNoAudio, "%s", client.InsteadOfAudio(audioEvents, text))
 }
 
-// message is one server message or the read error that ended the connection.
+// message is one server message or the read error that ended the
+// connection. Its data is buf's bytes, lent to the session until its next
+// wait (conn.nextOrWake), which gives buf back to the client's pool.
 type message struct {
 	typ  websocket.MessageType
 	data []byte
+	buf  *msgBuffer
 	at   time.Time
 	err  error
+}
+
+// msgBuffer holds a message's bytes; the pool keeps pointers, which it
+// stores without allocating.
+type msgBuffer struct{ b []byte }
+
+// bufferPool lends readers the buffers they read messages into, and takes
+// them back when the session is done with the message: the client's
+// messages, across its sessions, cost no allocation once the buffers
+// circulate, and idle connections hold none (the pool lets the garbage
+// collector have what it does not need). The zero value is ready to use.
+type bufferPool struct{ pool sync.Pool }
+
+// get is a buffer to read a message into.
+func (p *bufferPool) get() *msgBuffer {
+	if mb, _ := p.pool.Get().(*msgBuffer); mb != nil {
+		return mb
+	}
+	return &msgBuffer{b: make([]byte, 0, minReadBuffer)}
+}
+
+// put takes a consumed message's buffer back, unless it grew too large to
+// keep (maxScratch). A nil pool or buffer is ignored.
+func (p *bufferPool) put(mb *msgBuffer) {
+	if p == nil || mb == nil || cap(mb.b) > maxScratch {
+		return
+	}
+	mb.b = mb.b[:0]
+	p.pool.Put(mb)
 }
 
 // conn is one open session connection.
@@ -312,6 +348,10 @@ type conn struct {
 	// idleTimer and turnTimer are nextOrWake's, reused for every message
 	// (only the session's goroutine waits on the connection).
 	idleTimer, turnTimer *time.Timer
+	// buffers is the client's pool the reader takes its buffers from;
+	// lent is the buffer of the message nextOrWake handed out last.
+	buffers *bufferPool
+	lent    *msgBuffer
 }
 
 // dial opens the connection with the bearer token and starts the reader.
@@ -352,7 +392,7 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 	}
 	ws.SetReadLimit(c.opts.MaxMessageBytes)
 	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
-	cn := &conn{c: ws, msgs: make(chan message, 16), cancel: rcancel, opts: &c.opts, red: c.redactor(sess)}
+	cn := &conn{c: ws, msgs: make(chan message, 16), cancel: rcancel, opts: &c.opts, red: c.redactor(sess), buffers: &c.buffers}
 	go cn.read(rctx)
 	return cn, took, nil
 }
@@ -376,15 +416,19 @@ func redirectHost(req *url.URL, location string) string {
 // reason that is not UTF-8 ends it with a violation (see checkUTF8).
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
-	var scratch []byte // the reader's buffer, reused from message to message
 	for {
 		typ, r, err := cn.c.Reader(ctx)
-		var data []byte
+		var mb *msgBuffer
 		if err == nil {
-			data, err = readMessage(r, &scratch)
+			mb = cn.buffers.get()
+			mb.b, err = readMessage(r, mb.b)
+		}
+		var data []byte
+		if mb != nil {
+			data = mb.b
 		}
 		err = checkUTF8(typ, data, err)
-		m := message{typ: typ, data: data, at: time.Now(), err: err}
+		m := message{typ: typ, data: data, buf: mb, at: time.Now(), err: err}
 		select {
 		case cn.msgs <- m:
 		case <-ctx.Done():
@@ -396,15 +440,17 @@ func (cn *conn) read(ctx context.Context) {
 	}
 }
 
-// readMessage reads the rest of one message into *scratch, growing it as
-// needed, and returns a copy of exactly the message's size: one allocation
-// per message, where io.ReadAll (websocket.Conn.Read) starts from 512
-// bytes and reallocates and copies at every doubling, for every message
-// again. The cap on a message is the library's read limit, which r
-// enforces; a scratch buffer grown past maxScratch is not kept, so that a
-// rare large message does not stay allocated for the whole session.
-func readMessage(r io.Reader, scratch *[]byte) ([]byte, error) {
-	b := (*scratch)[:0]
+// readMessage reads the rest of one message into buf (from its start),
+// growing it as needed, and returns it: no allocation once buf has room
+// (a buffer of the client's pool, which has held messages before),
+// where io.ReadAll (websocket.Conn.Read) starts from 512 bytes and
+// reallocates and copies at every doubling, for every message again. The
+// cap on a message is the library's read limit, which r enforces.
+func readMessage(r io.Reader, buf []byte) ([]byte, error) {
+	b := buf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, minReadBuffer)
+	}
 	var err error
 	for err == nil {
 		if len(b) == cap(b) {
@@ -414,21 +460,25 @@ func readMessage(r io.Reader, scratch *[]byte) ([]byte, error) {
 		n, err = r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 	}
-	if cap(b) <= maxScratch {
-		*scratch = b
-	}
 	if err == io.EOF { // the library's end of message, unwrapped as io.ReadAll expects it
 		err = nil
 	}
-	return bytes.Clone(b), err
+	return b, err
 }
 
-// maxScratch is the largest reading buffer a connection keeps between
-// messages: room for any audio chunk a streaming server sends.
+// maxScratch is the largest buffer a connection keeps for reuse: room for
+// any audio chunk a streaming server sends. A larger one, grown for a rare
+// large message, is left to the garbage collector rather than held for the
+// whole session.
 const maxScratch = 256 << 10
 
+// minReadBuffer is the size a new reading buffer starts at: an 80 ms PCM
+// chunk fits, and a realtime audio delta after one growth, rather than a
+// dozen from a few bytes up.
+const minReadBuffer = 4 << 10
+
 // next waits for the next message until the idle timeout, the turn's
-// deadline or ctx.
+// deadline or ctx. The message's data is valid until the next wait.
 func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (message, *failure) {
 	m, _, f := cn.nextOrWake(ctx, deadline, events, nil)
 	return m, f
@@ -437,6 +487,21 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 // nextOrWake is next that also returns (woke true, no message) when wake
 // fires first: a sender pacing its messages reads the server meanwhile.
 func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, wake <-chan time.Time) (m message, woke bool, f *failure) {
+	// The session is done with the message handed out before this wait.
+	cn.buffers.put(cn.lent)
+	cn.lent = nil
+	// A message already waiting is taken without arming the timers and
+	// selecting over five channels: under load, when the reader is ahead,
+	// that is most messages. Neither the idle timeout nor the deadline can
+	// have passed for it, and a sender pacing its messages (wake) always
+	// waits, so that a busy server cannot hold its messages back.
+	if wake == nil && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
+		select {
+		case m, ok := <-cn.msgs:
+			return cn.received(ctx, m, ok, events)
+		default:
+		}
+	}
 	idle := armTimer(&cn.idleTimer, cn.opts.IdleTimeout)
 	defer idle.Stop()
 	var dl <-chan time.Time
@@ -447,18 +512,7 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	}
 	select {
 	case m, ok := <-cn.msgs:
-		if ok && m.err == nil {
-			return m, false, nil
-		}
-		if ok {
-			cn.readErr = m.err
-		}
-		if ctx.Err() != nil {
-			// Cancelling the run closes the connection under the reader,
-			// and that close can win the select: it is still the interrupt.
-			return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
-		}
-		return message{}, false, cn.endFailure(events)
+		return cn.received(ctx, m, ok, events)
 	case <-wake:
 		return message{}, true, nil
 	case <-idle.C:
@@ -468,6 +522,25 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 	case <-ctx.Done():
 		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 	}
+}
+
+// received is nextOrWake's answer for what it took from cn.msgs: the
+// message, lent to the session until its next wait, or the failure of the
+// connection's end.
+func (cn *conn) received(ctx context.Context, m message, ok bool, events int) (message, bool, *failure) {
+	if ok && m.err == nil {
+		cn.lent = m.buf
+		return m, false, nil
+	}
+	if ok {
+		cn.readErr = m.err
+	}
+	if ctx.Err() != nil {
+		// Cancelling the run closes the connection under the reader,
+		// and that close can win the select: it is still the interrupt.
+		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+	}
+	return message{}, false, cn.endFailure(events)
 }
 
 // armTimer starts *t to fire after d, creating it the first time: a

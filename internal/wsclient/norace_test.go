@@ -1,0 +1,5 @@
+//go:build !race
+
+package wsclient
+
+const raceEnabled = false
