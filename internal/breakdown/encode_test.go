@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/bench/expositions"
 	"github.com/omnibench/omnibench/scrape"
 )
 
@@ -138,5 +139,36 @@ func TestSeriesAppendJSONIsEncodingJSON(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("series %d:\n%s\nwant\n%s", i, got, want)
 		}
+	}
+}
+
+// BenchmarkSeriesJSON encodes the Series of a 16x32 exposition (stats on),
+// as a run writes it to its results file every --scrape-interval: through
+// AppendJSON and, for comparison, through encoding/json (reflectedJSON).
+func BenchmarkSeriesJSON(b *testing.B) {
+	texts, err := expositions.Texts(b.Context(), expositions.Sizes[2], 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := FromSnapshot(&scrape.Snapshot{ContentType: "text/plain; version=0.0.4", Body: texts[0], FetchedAt: t0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, enc := range []struct {
+		name   string
+		encode func(Series) ([]byte, error)
+	}{{"AppendJSON", Series.MarshalJSON}, {"encoding-json", reflectedJSON}} {
+		b.Run(enc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				line, err := enc.encode(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(line)
+			}
+			b.ReportMetric(float64(size), "line-bytes")
+		})
 	}
 }
