@@ -12,6 +12,7 @@ import (
 	"github.com/omnibench/omnibench/internal/run/slo"
 	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/scrape"
 )
 
 // The breakdown of a run (where the time went, stage by stage, replica by
@@ -71,12 +72,15 @@ func (r *run) startIntervalScrapes(ctx context.Context) (stop func()) {
 		defer close(done)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		// One selector for the run's scrapes: from the second on, a scrape
+		// whose lines only changed values costs reading those values.
+		sel := scrape.NewSelector(breakdown.Filter())
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				r.intervalScrape(ctx)
+				r.intervalScrape(ctx, sel)
 			}
 		}
 	}()
@@ -88,12 +92,13 @@ func (r *run) startIntervalScrapes(ctx context.Context) (stop func()) {
 
 // intervalScrape takes one scrape during the load: a point of the
 // timeline and a scrape line, or, when it fails, a gap with its reason.
-// A scrape cut short by the end of the load is neither.
-func (r *run) intervalScrape(ctx context.Context) {
-	snap, err := r.cfg.ScrapeOptions().Fetch(ctx, r.metricsURL)
+// A scrape cut short by the end of the load is neither. It decodes only
+// what the breakdown reads, through sel.
+func (r *run) intervalScrape(ctx context.Context, sel *scrape.Selector) {
+	snap, err := r.cfg.intervalScrapeOptions().FetchUnparsed(ctx, r.metricsURL)
 	var s breakdown.Series
 	if err == nil {
-		s, err = breakdown.FromSnapshot(snap)
+		s, err = breakdown.FromSelected(sel, snap)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -117,7 +122,9 @@ func (r *run) intervalScrape(ctx context.Context) {
 // writeSeries writes one scrape line of s to the results file, if any,
 // with when the measured phase began unless that is zero.
 func (r *run) writeSeries(phase string, s breakdown.Series, measuredFrom time.Time) {
-	body, err := json.Marshal(s)
+	// Not json.Marshal, which would check and compact what MarshalJSON
+	// wrote: one more pass over a line of megabytes at a large topology.
+	body, err := s.MarshalJSON()
 	if err != nil {
 		r.sinkErr.keep(fmt.Errorf("encoding the %s scrape: %w", phase, err))
 		return
