@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -188,7 +189,7 @@ func (e *LimitError) Error() string {
 // masked), after checking that the body parses. The whole scrape is bounded by o.Timeout
 // as well as by ctx. Errors name the URL (with any password removed).
 func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
-	snap, err := o.FetchUnparsed(ctx, rawURL)
+	snap, err := o.FetchUnparsed(ctx, rawURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -200,8 +201,11 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 
 // FetchUnparsed is Fetch without the check that the body parses, for a
 // caller that parses it next anyway (with a Selector, say) and would
-// otherwise pay for decoding it twice.
-func (o Options) FetchUnparsed(ctx context.Context, rawURL string) (*Snapshot, error) {
+// otherwise pay for decoding it twice. The body is read into buf when it
+// is not nil (its contents are overwritten): a caller scraping the same
+// server again and again passes the previous Snapshot's Body once done
+// with it, so that a large exposition is not allocated anew every time.
+func (o Options) FetchUnparsed(ctx context.Context, rawURL string, buf []byte) (*Snapshot, error) {
 	shown := secret.URL(rawURL)
 	red := o.Redact.With(secret.FromURL(rawURL)...)
 	client := o.Client
@@ -248,11 +252,7 @@ func (o Options) FetchUnparsed(ctx context.Context, rawURL string) (*Snapshot, e
 	stop := context.AfterFunc(sctx, func() { resp.Body.Close() })
 	defer stop()
 	limit := o.maxBytes()
-	r, err := bodyReader(resp)
-	var body []byte
-	if err == nil {
-		body, err = io.ReadAll(io.LimitReader(r, limit+1))
-	}
+	body, err := readBody(resp, limit, buf)
 	if err != nil {
 		if te := timedOut(len(body)); te != nil {
 			return nil, te
@@ -276,6 +276,22 @@ func (o Options) FetchUnparsed(ctx context.Context, rawURL string) (*Snapshot, e
 		Body:        body,
 		MaxSamples:  o.maxSamples(),
 	}, nil
+}
+
+// readBody reads at most limit+1 bytes of resp's body, into buf when it is
+// not nil.
+func readBody(resp *http.Response, limit int64, buf []byte) ([]byte, error) {
+	r, err := bodyReader(resp)
+	if err != nil {
+		return nil, err
+	}
+	r = io.LimitReader(r, limit+1)
+	if buf == nil {
+		return io.ReadAll(r)
+	}
+	b := bytes.NewBuffer(buf[:0])
+	_, err = b.ReadFrom(r)
+	return b.Bytes(), err
 }
 
 // bodyReader is resp's body, decompressed when it is still gzip: net/http

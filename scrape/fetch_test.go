@@ -335,15 +335,23 @@ func TestFetchUncompressed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	for _, o := range []Options{{Uncompressed: true}, {}} {
-		snap, err := o.FetchUnparsed(ctx, srv.URL)
-		if err != nil || string(snap.Body) != body {
-			t.Fatalf("Uncompressed %v: body %q, err %v", o.Uncompressed, snap.Body, err)
+		// Into a buffer too short, then into the last body (too long).
+		var last []byte
+		for _, buf := range [][]byte{nil, make([]byte, 3), []byte(strings.Repeat("x", 100))} {
+			if buf == nil {
+				buf = last
+			}
+			snap, err := o.FetchUnparsed(ctx, srv.URL, buf)
+			if err != nil || string(snap.Body) != body {
+				t.Fatalf("Uncompressed %v, buffer %q: body %q, err %v", o.Uncompressed, buf, snap.Body, err)
+			}
+			last = snap.Body
 		}
 	}
-	if want := []string{"identity", "gzip"}; !reflect.DeepEqual(asked, want) {
+	if want := []string{"identity", "identity", "identity", "gzip", "gzip", "gzip"}; !reflect.DeepEqual(asked, want) {
 		t.Errorf("Accept-Encoding asked %q, want %q", asked, want)
 	}
-	if _, err := (Options{}).FetchUnparsed(ctx, srv.URL+"/broken"); err != nil {
+	if _, err := (Options{}).FetchUnparsed(ctx, srv.URL+"/broken", nil); err != nil {
 		t.Errorf("FetchUnparsed of a body that does not parse: %v", err)
 	}
 	var pe *ParseError
