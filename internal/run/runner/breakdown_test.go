@@ -193,9 +193,10 @@ func (g *metricsGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRunIntervalScrapes(t *testing.T) {
 	wl := workload(t, "tts-short", "", "")
 	sim := startSim(t, wl, breakdownSim)
-	// The first scrape, a failed interval scrape and two good ones: the
-	// requests wait for the fourth.
-	gate := newMetricsGate(t, sim.URL, 4, 2)
+	// The first scrape, the one that primes the interval scrapes' selector,
+	// a failed interval scrape and two good ones: the requests wait for the
+	// fifth.
+	gate := newMetricsGate(t, sim.URL, 5, 3)
 	cfg := baseConfig(gate.URL, wl, 4, 2)
 	cfg.ScrapeInterval = 10 * time.Millisecond
 	out := mustRun(t, cfg)
@@ -214,8 +215,8 @@ func TestRunIntervalScrapes(t *testing.T) {
 			}
 		}
 	}
-	// The scrapes are sequential: the failed second and the third ended
-	// before the fourth released the requests; the fourth may be cut short
+	// The scrapes are sequential: the failed third and the fourth ended
+	// before the fifth released the requests; the fifth may be cut short
 	// by the end of the load, which is no line.
 	if phases[results.ScrapeFirst] != 1 || phases[results.ScrapeLast] != 1 || phases[results.ScrapeInterval] < 2 || gaps != 1 {
 		t.Fatalf("scrape lines by phase %v, %d gaps; want first, last, two interval scrapes or more, one gap", phases, gaps)
