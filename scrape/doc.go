@@ -6,8 +6,12 @@
 // does; Parse decodes any of them (and the Python and Go client dialects of
 // the text format) into Families, keyed by a canonical family name so that
 // the two vLLM-Omni prefixes (`vllm_omni:X` and `vllm:omni_X`) are one
-// family; Snapshot keeps the raw bytes of one scrape on disk; Diff turns two
-// scrapes into per-series deltas with restart (counter reset) detection; and
+// family; ParseSelected decodes only the families a caller keeps, and a
+// Selector does so for the repeated scrapes of one server, reading only the
+// values of a scrape whose kept lines differ from those of the last scrape
+// it decoded in full in their values alone; Snapshot keeps the raw bytes of
+// one scrape on disk; Diff turns two scrapes into per-series deltas with
+// restart (counter reset) detection; and
 // HistogramQuantile estimates quantiles from bucket deltas exactly as
 // Prometheus' histogram_quantile does.
 //

@@ -1,6 +1,8 @@
 package scrape
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -96,6 +98,11 @@ type Options struct {
 	Timeout    time.Duration // whole scrape; 0: DefaultTimeout
 	MaxBytes   int64         // exposition bytes read; 0: MaxBodyBytes
 	MaxSamples int           // samples (exposition lines with a value) accepted; 0: DefaultMaxSamples
+	// Uncompressed asks for the body as is (Accept-Encoding: identity)
+	// instead of letting the server gzip it: over loopback or a fast
+	// network, compressing a large exposition costs the server under test
+	// (and decompressing it the client) more than the bytes it saves.
+	Uncompressed bool
 }
 
 func (o Options) timeout() time.Duration {
@@ -182,6 +189,23 @@ func (e *LimitError) Error() string {
 // masked), after checking that the body parses. The whole scrape is bounded by o.Timeout
 // as well as by ctx. Errors name the URL (with any password removed).
 func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
+	snap, err := o.FetchUnparsed(ctx, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := snap.Families(); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// FetchUnparsed is Fetch without the check that the body parses, for a
+// caller that parses it next anyway (with a Selector, say) and would
+// otherwise pay for decoding it twice. The body is read into buf when it
+// is not nil (its contents are overwritten): a caller scraping the same
+// server again and again passes the previous Snapshot's Body once done
+// with it, so that a large exposition is not allocated anew every time.
+func (o Options) FetchUnparsed(ctx context.Context, rawURL string, buf []byte) (*Snapshot, error) {
 	shown := secret.URL(rawURL)
 	red := o.Redact.With(secret.FromURL(rawURL)...)
 	client := o.Client
@@ -203,6 +227,10 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	}
 	req.Header.Set("Accept", o.Accept.Header())
 	req.Header.Set("User-Agent", "omnibench-scrape")
+	if o.Uncompressed {
+		// Set by hand, the header also stops net/http from asking for gzip.
+		req.Header.Set("Accept-Encoding", "identity")
+	}
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -224,7 +252,7 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	stop := context.AfterFunc(sctx, func() { resp.Body.Close() })
 	defer stop()
 	limit := o.maxBytes()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := readBody(resp, limit, buf)
 	if err != nil {
 		if te := timedOut(len(body)); te != nil {
 			return nil, te
@@ -241,17 +269,43 @@ func (o Options) Fetch(ctx context.Context, rawURL string) (*Snapshot, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: shown, Code: resp.StatusCode, Status: red.Clip(resp.Status, maxExcerpt), Body: excerpt(red, body)}
 	}
-	snap := &Snapshot{
+	return &Snapshot{
 		URL:         shown,
 		ContentType: resp.Header.Get("Content-Type"),
 		FetchedAt:   start.UTC(),
 		Body:        body,
 		MaxSamples:  o.maxSamples(),
-	}
-	if _, err := snap.Families(); err != nil {
+	}, nil
+}
+
+// readBody reads at most limit+1 bytes of resp's body, into buf when it is
+// not nil.
+func readBody(resp *http.Response, limit int64, buf []byte) ([]byte, error) {
+	r, err := bodyReader(resp)
+	if err != nil {
 		return nil, err
 	}
-	return snap, nil
+	r = io.LimitReader(r, limit+1)
+	if buf == nil {
+		return io.ReadAll(r)
+	}
+	b := bytes.NewBuffer(buf[:0])
+	_, err = b.ReadFrom(r)
+	return b.Bytes(), err
+}
+
+// bodyReader is resp's body, decompressed when it is still gzip: net/http
+// only decompresses what it asked for itself, and a server may compress
+// although asked for identity (Options.Uncompressed).
+func bodyReader(resp *http.Response) (io.Reader, error) {
+	if resp.Uncompressed || !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return resp.Body, nil
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	return zr, nil
 }
 
 // StatusError is a non-2xx answer from a metrics endpoint.

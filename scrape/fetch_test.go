@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -304,5 +305,57 @@ func TestFetchStatusErrorRedacts(t *testing.T) {
 		if strings.Contains(err.Error(), token[:k]) {
 			t.Fatalf("the error keeps %q of the Basic credential: %v", token[:k], err)
 		}
+	}
+}
+
+// Uncompressed asks for identity, and a body gzipped all the same is
+// decompressed; by default net/http asks for gzip and decompresses it.
+// FetchUnparsed leaves a body that does not parse to its caller.
+func TestFetchUncompressed(t *testing.T) {
+	const body = "# TYPE up gauge\nup 1\n"
+	var (
+		mu    sync.Mutex
+		asked []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", ctText)
+		if r.URL.Path == "/broken" {
+			_, _ = io.WriteString(w, "up{ 1\n")
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip") // whatever was asked
+		zw := gzip.NewWriter(w)
+		_, _ = io.WriteString(zw, body)
+		_ = zw.Close()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for _, o := range []Options{{Uncompressed: true}, {}} {
+		// Into a buffer too short, then into the last body (too long).
+		var last []byte
+		for _, buf := range [][]byte{nil, make([]byte, 3), []byte(strings.Repeat("x", 100))} {
+			if buf == nil {
+				buf = last
+			}
+			snap, err := o.FetchUnparsed(ctx, srv.URL, buf)
+			if err != nil || string(snap.Body) != body {
+				t.Fatalf("Uncompressed %v, buffer %q: body %q, err %v", o.Uncompressed, buf, snap.Body, err)
+			}
+			last = snap.Body
+		}
+	}
+	if want := []string{"identity", "identity", "identity", "gzip", "gzip", "gzip"}; !reflect.DeepEqual(asked, want) {
+		t.Errorf("Accept-Encoding asked %q, want %q", asked, want)
+	}
+	if _, err := (Options{}).FetchUnparsed(ctx, srv.URL+"/broken", nil); err != nil {
+		t.Errorf("FetchUnparsed of a body that does not parse: %v", err)
+	}
+	var pe *ParseError
+	if _, err := (Options{}).Fetch(ctx, srv.URL+"/broken"); !errors.As(err, &pe) {
+		t.Errorf("Fetch of a body that does not parse: err %v, want a ParseError", err)
 	}
 }

@@ -54,20 +54,32 @@ func (s *Snapshot) Select(keep Filter) (Families, error) {
 
 // parseSelected is ParseSelected with parse's source, line offset and cap.
 func parseSelected(source, contentType string, body []byte, lineOffset, maxSamples int, keep Filter) (Families, error) {
+	fs, _, err := parseKept(source, contentType, body, lineOffset, maxSamples, keep)
+	if err != nil {
+		return nil, err
+	}
+	return keep.prune(fs), nil
+}
+
+// parseKept is parseSelected before the families keep does not match are
+// pruned (the `_created` companions of kept families are among them). When
+// the kept lines alone were parsed, it also returns them (else nil): the
+// text the families were decoded from, which a Selector's template needs.
+func parseKept(source, contentType string, body []byte, lineOffset, maxSamples int, keep Filter) (Families, []byte, error) {
 	if kind, _ := detectFormat(contentType, body); kind == FormatText {
 		if kept, ok := newLineSelector(keep).selectLines(normaliseText(body)); ok {
 			if fs, err := parse(source, ctTextFormat, kept, 0, maxSamples); err == nil {
-				return keep.prune(fs), nil
+				if kept == nil {
+					kept = []byte{} // nothing kept, but selected all the same
+				}
+				return fs, kept, nil
 			}
 			// Parsed again whole below, so that the error (or, should the
 			// selection have been wrong, the result) is that of Parse.
 		}
 	}
 	fs, err := parse(source, contentType, body, lineOffset, maxSamples)
-	if err != nil {
-		return nil, err
-	}
-	return keep.prune(fs), nil
+	return fs, nil, err
 }
 
 // ctTextFormat is the media type of the text format.
@@ -131,22 +143,31 @@ func newLineSelector(keep Filter) *lineSelector {
 // parsed whole.
 func (s *lineSelector) selectLines(text []byte) ([]byte, bool) {
 	var out []byte
+	ok := s.eachKept(text, func(line []byte) bool {
+		out = append(out, line...)
+		return true
+	})
+	return out, ok
+}
+
+// eachKept calls kept with every kept line of a normalised text body, in
+// order ('\n' included, leading blanks kept), and reports false when a line
+// is beyond what the selector follows (see selectLines) or kept returned
+// false, which ends the walk.
+func (s *lineSelector) eachKept(text []byte, kept func(line []byte) bool) bool {
 	for len(text) > 0 {
 		end := bytes.IndexByte(text, '\n') + 1
 		if end == 0 {
-			return nil, false // not normalised: left to the whole parse
+			return false // not normalised: left to the whole parse
 		}
 		line := text[:end]
 		text = text[end:]
 		keep, ok := s.line(bytes.TrimLeft(line, " \t"))
-		if !ok {
-			return nil, false
-		}
-		if keep {
-			out = append(out, line...)
+		if !ok || keep && !kept(line) {
+			return false
 		}
 	}
-	return out, true
+	return true
 }
 
 // line decides one line (leading blanks removed, '\n' included).

@@ -84,7 +84,25 @@ func Select(fs scrape.Families, at time.Time) Series {
 // FromSnapshot parses a snapshot and selects from it (see Select), timed
 // by when the snapshot was fetched.
 func FromSnapshot(s *scrape.Snapshot) (Series, error) {
-	fs, err := s.Families()
+	return fromParsed(s, s.Families)
+}
+
+// Filter keeps the families a breakdown reads (and the `_created`
+// companions that date their series): the filter of the scrape.Selector
+// that FromSelected takes.
+func Filter() scrape.Filter { return scrape.Filter{Names: neededFamilies()} }
+
+// FromSelected is FromSnapshot for the repeated scrapes of one server,
+// decoded by sel (made with Filter): only the families a breakdown reads
+// are decoded, and mostly only their values. Unlike FromSnapshot, it does
+// not check the families it skips.
+func FromSelected(sel *scrape.Selector, s *scrape.Snapshot) (Series, error) {
+	return fromParsed(s, func() (scrape.Families, error) { return sel.Select(s) })
+}
+
+// fromParsed selects from what parse decodes of s.
+func fromParsed(s *scrape.Snapshot, parse func() (scrape.Families, error)) (Series, error) {
+	fs, err := parse()
 	if err != nil {
 		return Series{}, fmt.Errorf("breakdown of %s: %w", s.Source(), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibench/omnibench/internal/bench/expositions"
 	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/scrape"
 )
@@ -217,5 +218,34 @@ func TestSimulatorCompareRuns(t *testing.T) {
 	}
 	if body, err := json.Marshal(Compare(a, b)); err != nil || !strings.Contains(string(body), `"pipeline":{"stage":"pipeline","a":{"requests":6,"queue_s":null`) {
 		t.Errorf("JSON %s, %v", body, err)
+	}
+}
+
+// FromSelected, through one Selector for all the scrapes of a server, is
+// FromSnapshot: the same series, in the same scrape line.
+func TestFromSelectedIsFromSnapshot(t *testing.T) {
+	texts, err := expositions.Texts(t.Context(), expositions.Sizes[0], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := scrape.NewSelector(Filter())
+	for i, text := range texts {
+		snap := &scrape.Snapshot{ContentType: "text/plain; version=0.0.4", Body: text, FetchedAt: time.Unix(int64(i), 0)}
+		want, err := FromSnapshot(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FromSelected(sel, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if !bytes.Equal(g, w) || want.Empty() {
+			t.Fatalf("scrape %d: FromSelected\n%s\nFromSnapshot\n%s", i+1, g, w)
+		}
+	}
+	if sel.Reused() != len(texts)-1 {
+		t.Fatalf("%d of %d scrapes decoded by their values, want all but the first", sel.Reused(), len(texts))
 	}
 }

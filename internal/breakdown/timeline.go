@@ -2,6 +2,7 @@ package breakdown
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/omnibench/omnibench/scrape"
@@ -140,19 +141,60 @@ func intervalPoint(before, after Series) Point {
 			p.E2EP95Estimate = e2e.Quantile(0.95)
 		}
 	}
-	for _, v := range labelled(d, famStageRunning, labelStage, labelReplica) {
-		m := map[string]string{labelStage: v[0], labelReplica: v[1]}
-		gauge(GaugeStageRunning, famStageRunning, m)
-		gauge(GaugeStageWaiting, famStageWaiting, m)
-		gauge(GaugeKVCacheUsage, famStageKVUsage, m)
-		if h, ok := d.HistogramDelta(famStageE2E, m); ok {
-			rate(RateStageRequests, h.Count, m)
+	// Per stage and replica, each family's series are summed in one pass
+	// (as Delta.Gauge, HistogramDelta and CounterDelta would sum them for
+	// each replica's labels, in a pass per replica: quadratic in replicas).
+	last := func(s *scrape.SeriesDelta) float64 { return s.After }
+	running, okRunning := stageSums(d, famStageRunning, last, scrape.TypeGauge, scrape.TypeUntyped)
+	waiting, okWaiting := stageSums(d, famStageWaiting, last, scrape.TypeGauge, scrape.TypeUntyped)
+	kv, okKV := stageSums(d, famStageKVUsage, last, scrape.TypeGauge, scrape.TypeUntyped)
+	requests, okRequests := stageSums(d, famStageE2E, func(s *scrape.SeriesDelta) float64 {
+		if s.Histogram == nil {
+			return 0
 		}
-		if tok, ok := d.CounterDelta(famStageGenTokens, m); ok {
-			rate(RateStageTokens, tok, m)
+		return s.Histogram.Count
+	}, scrape.TypeHistogram, scrape.TypeGaugeHistogram)
+	tokens, okTokens := stageSums(d, famStageGenTokens, func(s *scrape.SeriesDelta) float64 { return s.Delta },
+		scrape.TypeCounter, scrape.TypeUntyped)
+	for _, v := range labelled(d, famStageRunning, labelStage, labelReplica) {
+		m, key := map[string]string{labelStage: v[0], labelReplica: v[1]}, [2]string{v[0], v[1]}
+		for _, g := range []struct {
+			name string
+			sums map[[2]string]float64
+			ok   bool
+		}{{GaugeStageRunning, running, okRunning}, {GaugeStageWaiting, waiting, okWaiting}, {GaugeKVCacheUsage, kv, okKV}} {
+			if g.ok {
+				p.Gauges = append(p.Gauges, Gauge{Name: g.name, Stage: v[0], Replica: v[1],
+					Last: g.sums[key], Mean: g.sums[key], Peak: g.sums[key]})
+			}
+		}
+		if okRequests {
+			rate(RateStageRequests, requests[key], m)
+		}
+		if okTokens {
+			rate(RateStageTokens, tokens[key], m)
 		}
 	}
 	return p
+}
+
+// stageSums sums value over the series of family in d by their stage and
+// replica labels (series without both are left out), or false when the
+// family is in neither scrape or has none of types.
+func stageSums(d *scrape.Delta, family string, value func(*scrape.SeriesDelta) float64, types ...string) (map[[2]string]float64, bool) {
+	f, ok := d.Family(family)
+	if !ok || !slices.Contains(types, f.Type) {
+		return nil, false
+	}
+	sums := map[[2]string]float64{}
+	for _, s := range f.Series {
+		stage, okStage := s.Labels[labelStage]
+		replica, okReplica := s.Labels[labelReplica]
+		if okStage && okReplica {
+			sums[[2]string{stage, replica}] += value(s)
+		}
+	}
+	return sums, true
 }
 
 // mergePoints joins two neighbouring points into one spanning both.

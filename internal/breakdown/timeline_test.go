@@ -2,9 +2,13 @@ package breakdown
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/omnibench/omnibench/internal/bench/expositions"
+	"github.com/omnibench/omnibench/scrape"
 )
 
 // scrapeAt is a scrape with n finished pipeline requests and the given
@@ -89,5 +93,50 @@ func TestTimelineCapMergesPoints(t *testing.T) {
 		if g.Name == GaugeKVCacheUsage && (g.Peak != 0.4 || g.Last != 0.4 || !near(g.Mean, 0.25)) {
 			t.Errorf("merged KV gauge %+v, want peak 0.4, last 0.4, mean 0.25", g)
 		}
+	}
+}
+
+// The per-replica gauges and rates of a point are what Delta's own
+// per-labels sums give (Gauge, HistogramDelta, CounterDelta), summed in one
+// pass per family instead of one per replica.
+func TestIntervalPointSumsLikeDelta(t *testing.T) {
+	texts, err := expositions.Texts(t.Context(), expositions.Topology{Stages: 3, Replicas: 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var series [2]Series
+	for i, text := range texts {
+		if series[i], err = FromSnapshot(&scrape.Snapshot{ContentType: "text/plain; version=0.0.4", Body: text,
+			FetchedAt: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := intervalPoint(series[0], series[1])
+	d := scrape.Diff(series[0].families, series[1].families)
+	want := map[string]float64{}
+	for _, v := range labelled(d, famStageRunning, labelStage, labelReplica) {
+		m := map[string]string{labelStage: v[0], labelReplica: v[1]}
+		for name, family := range map[string]string{GaugeStageRunning: famStageRunning, GaugeStageWaiting: famStageWaiting, GaugeKVCacheUsage: famStageKVUsage} {
+			g, _ := d.Gauge(family, m)
+			want[name+"/"+v[0]+"/"+v[1]] = g.After
+		}
+		h, _ := d.HistogramDelta(famStageE2E, m)
+		want[RateStageRequests+"/"+v[0]+"/"+v[1]] = h.Count
+		tok, _ := d.CounterDelta(famStageGenTokens, m)
+		want[RateStageTokens+"/"+v[0]+"/"+v[1]] = tok
+	}
+	got := map[string]float64{}
+	for _, g := range p.Gauges {
+		if g.Stage != "" {
+			got[g.Name+"/"+g.Stage+"/"+g.Replica] = g.Last
+		}
+	}
+	for _, r := range p.Rates {
+		if r.Stage != "" {
+			got[r.Name+"/"+r.Stage+"/"+r.Replica] = r.PerSecond // over one second
+		}
+	}
+	if len(want) != 5*9 || !maps.Equal(got, want) {
+		t.Fatalf("per replica:\n%v\nwant (%d)\n%v", got, len(want), want)
 	}
 }

@@ -37,6 +37,17 @@ const requestTimeout = time.Minute
 // (replicas are picked round robin), and returns the text exposition of
 // its /metrics.
 func Text(ctx context.Context, t Topology) ([]byte, error) {
+	texts, err := Texts(ctx, t, 1)
+	if err != nil {
+		return nil, err
+	}
+	return texts[0], nil
+}
+
+// Texts is Text repeated on one simulator: the exposition after each of
+// rounds rounds of one request per replica. They have the same lines but
+// for their values, as the scrapes of one server during a run.
+func Texts(ctx context.Context, t Topology, rounds int) ([][]byte, error) {
 	cfg := simulator.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.StatsEnabled = true
@@ -52,16 +63,20 @@ func Text(ctx context.Context, t Topology) ([]byte, error) {
 	defer run.Close()
 	client := &http.Client{Timeout: requestTimeout}
 	body := `{"messages":[{"role":"user","content":"Say hi."}],"stream":true}`
-	for i := range t.Replicas {
-		if err := drain(ctx, client, http.MethodPost, run.URL+"/v1/chat/completions", body); err != nil {
-			return nil, fmt.Errorf("expositions %s: request %d: %w", t, i+1, err)
+	var texts [][]byte
+	for round := range rounds {
+		for i := range t.Replicas {
+			if err := drain(ctx, client, http.MethodPost, run.URL+"/v1/chat/completions", body); err != nil {
+				return nil, fmt.Errorf("expositions %s: round %d, request %d: %w", t, round+1, i+1, err)
+			}
 		}
+		text, err := get(ctx, client, run.URL+"/metrics")
+		if err != nil {
+			return nil, fmt.Errorf("expositions %s: scrape %d: %w", t, round+1, err)
+		}
+		texts = append(texts, text)
 	}
-	text, err := get(ctx, client, run.URL+"/metrics")
-	if err != nil {
-		return nil, fmt.Errorf("expositions %s: scrape: %w", t, err)
-	}
-	return text, nil
+	return texts, nil
 }
 
 func drain(ctx context.Context, client *http.Client, method, url, body string) error {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/omnibench/omnibench/internal/run/summary"
 	"github.com/omnibench/omnibench/internal/simulator"
 	"github.com/omnibench/omnibench/report"
+	"github.com/omnibench/omnibench/scrape"
 )
 
 // breakdownSim is a simulator whose code2wav stage has two replicas, the
@@ -141,6 +144,8 @@ type metricsGate struct {
 	mu      sync.Mutex
 	scrapes int
 	enough  chan struct{}
+	// asked holds each scrape's Accept and Accept-Encoding headers.
+	asked [][2]string
 }
 
 func newMetricsGate(t *testing.T, target string, want, failAt int) *httptest.Server {
@@ -169,6 +174,7 @@ func (g *metricsGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.mu.Lock()
 	g.scrapes++
+	g.asked = append(g.asked, [2]string{r.Header.Get("Accept"), r.Header.Get("Accept-Encoding")})
 	n := g.scrapes
 	if n == g.want {
 		close(g.enough)
@@ -187,9 +193,10 @@ func (g *metricsGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRunIntervalScrapes(t *testing.T) {
 	wl := workload(t, "tts-short", "", "")
 	sim := startSim(t, wl, breakdownSim)
-	// The first scrape, a failed interval scrape and two good ones: the
-	// requests wait for the fourth.
-	gate := newMetricsGate(t, sim.URL, 4, 2)
+	// The first scrape, the one that primes the interval scrapes' selector,
+	// a failed interval scrape and two good ones: the requests wait for the
+	// fifth.
+	gate := newMetricsGate(t, sim.URL, 5, 3)
 	cfg := baseConfig(gate.URL, wl, 4, 2)
 	cfg.ScrapeInterval = 10 * time.Millisecond
 	out := mustRun(t, cfg)
@@ -208,8 +215,8 @@ func TestRunIntervalScrapes(t *testing.T) {
 			}
 		}
 	}
-	// The scrapes are sequential: the failed second and the third ended
-	// before the fourth released the requests; the fourth may be cut short
+	// The scrapes are sequential: the failed third and the fourth ended
+	// before the fifth released the requests; the fifth may be cut short
 	// by the end of the load, which is no line.
 	if phases[results.ScrapeFirst] != 1 || phases[results.ScrapeLast] != 1 || phases[results.ScrapeInterval] < 2 || gaps != 1 {
 		t.Fatalf("scrape lines by phase %v, %d gaps; want first, last, two interval scrapes or more, one gap", phases, gaps)
@@ -227,6 +234,50 @@ func TestRunIntervalScrapes(t *testing.T) {
 	re, points := BreakdownOfScrapes(h.Scrapes, summary.SetOf(out.Records))
 	if re == nil || !re.Computable || re.Requests != out.Breakdown.Requests || len(points) != len(out.Timeline) {
 		t.Errorf("rebuilt from the results file: %+v, %d points; the run's %d points", re, len(points), len(out.Timeline))
+	}
+}
+
+// The interval scrapes ask for the text format without compression,
+// between a first and a last scrape that ask like Prometheus (protobuf
+// first): the timeline built across the two formats counts, interval by
+// interval, the requests the breakdown of the first and last counts.
+func TestRunIntervalScrapesAskForText(t *testing.T) {
+	wl := workload(t, "tts-short", "", "")
+	sim := startSim(t, wl, breakdownSim)
+	gate := newMetricsGate(t, sim.URL, 4, 0)
+	cfg := baseConfig(gate.URL, wl, 6, 2)
+	cfg.ScrapeInterval = 10 * time.Millisecond
+	srv := gate.Config.Handler.(*metricsGate)
+	out := mustRun(t, cfg)
+	srv.mu.Lock()
+	asked := slices.Clone(srv.asked)
+	srv.mu.Unlock()
+	if len(asked) < 4 {
+		t.Fatalf("%d scrapes, want the first, two interval scrapes or more and the last", len(asked))
+	}
+	for i, a := range asked {
+		first, last := i == 0, i == len(asked)-1
+		switch {
+		case (first || last) && !strings.HasPrefix(a[0], "application/vnd.google.protobuf"):
+			t.Errorf("scrape %d of %d asked for %q, want protobuf first", i+1, len(asked), a[0])
+		case !first && !last && (a[0] != scrape.AcceptText.Header() || a[1] != "identity"):
+			t.Errorf("interval scrape %d asked for %q, encoding %q; want %q, identity", i, a[0], a[1], scrape.AcceptText.Header())
+		}
+	}
+	b := out.Breakdown
+	if b == nil || !b.Computable || b.Requests < 1 {
+		t.Fatalf("breakdown %+v, want requests counted", b)
+	}
+	counted := 0.0
+	for _, p := range out.Timeline {
+		for _, r := range p.Rates {
+			if r.Name == breakdown.RatePipelineRequests {
+				counted += r.PerSecond * p.End.Sub(p.Start).Seconds()
+			}
+		}
+	}
+	if math.Abs(counted-b.Requests) > 1e-6*b.Requests {
+		t.Errorf("the timeline's %d points count %v requests, the breakdown %v", len(out.Timeline), counted, b.Requests)
 	}
 }
 

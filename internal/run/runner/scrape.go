@@ -20,6 +20,23 @@ func (cfg *Config) ScrapeOptions() scrape.Options {
 	}
 }
 
+// intervalScrapeOptions are ScrapeOptions for the scrapes taken during
+// the load, which must cost the client and the server under test little:
+// the text format unless --accept names another (the format the selector
+// decodes by its values alone; Prometheus itself asks for the text formats
+// first unless it scrapes native histograms, which a breakdown does not
+// read), and no compression (see scrape.Options.Uncompressed). The first
+// and last scrapes keep ScrapeOptions: they are the run's record of the
+// server.
+func (cfg *Config) intervalScrapeOptions() scrape.Options {
+	o := cfg.ScrapeOptions()
+	if o.Accept == scrape.AcceptAuto {
+		o.Accept = scrape.AcceptText
+	}
+	o.Uncompressed = true
+	return o
+}
+
 // scrapeHint names the flag that lifts the bound a scrape ran into.
 func scrapeHint(err error) string {
 	var te *scrape.TimeoutError
