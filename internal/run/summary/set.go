@@ -13,9 +13,9 @@ import (
 
 // A Set holds the finished requests of a run in compact form: per request
 // only the figures that the summary, the SLO verdicts, the checks and the
-// HTML charts read (a Sample, under 200 bytes), with the per-event values
-// (text gaps, stamp delays) pooled and capped, and the failures grouped by
-// message as they come. The runner keeps a Set instead of the records, so a
+// HTML charts read (a Sample, packed into 16 to 192 bytes), with the
+// per-event values (text gaps, stamp delays) pooled and capped, and the
+// failures grouped by message as they come. The runner keeps a Set instead of the records, so a
 // day-long soak holds a bounded amount per request while the full records go
 // to the results file as they complete; readers of a results file build one
 // with SetOf, so there is one computation of every figure.
