@@ -437,7 +437,8 @@ func measuredOf(set *summary.Set) measured {
 	m := measured{set: set}
 	set.All(func(x *summary.Sample) {
 		if !x.Warmup() {
-			m.samples = append(m.samples, x)
+			c := *x // All's Sample is valid during the call only
+			m.samples = append(m.samples, &c)
 		}
 	})
 	return m

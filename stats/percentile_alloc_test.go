@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -40,4 +41,67 @@ func TestPercentileIsTheLibrarysWithoutACopy(t *testing.T) {
 	if allocs := testing.AllocsPerRun(10, func() { Percentile(sorted, 99) }); allocs != 0 {
 		t.Errorf("Percentile of %d sorted values: %v allocations, want 0", len(sorted), allocs)
 	}
+}
+
+// TestSummarizeInPlaceIsSummarize: SummarizeInPlace gives Summarize's
+// figures to the bit, non-finite values included, keeps every value (only
+// their order changes) and allocates no copy of the series.
+func TestSummarizeInPlaceIsSummarize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{0, 1, 2, 17, 1000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = math.Round(rng.NormFloat64()*1e4) / 1e3 // ties
+			if xs[i] == 0 {
+				xs[i] = 0 // not -0, whose place among zeros a sort does not fix
+			}
+			switch rng.IntN(50) {
+			case 0:
+				xs[i] = math.NaN()
+			case 1:
+				xs[i] = math.Inf(1 - 2*rng.IntN(2))
+			}
+		}
+		ps := []float64{1, 50, 90, 99.9, 100}
+		want := Summarize(xs, ps)
+		in := slices.Clone(xs)
+		got := SummarizeInPlace(in, ps)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("n=%d: %+v, Summarize's %+v", n, got, want)
+		}
+		if !slices.IsSorted(in[:got.N]) || !sameValues(in, xs) {
+			t.Errorf("n=%d: the finite values are not sorted first, or values were lost: %v", n, in)
+		}
+	}
+	big := make([]float64, 100_000)
+	for i := range big {
+		big[i] = rng.Float64()
+	}
+	if allocs := testing.AllocsPerRun(3, func() { SummarizeInPlace(big, []float64{99}) }); allocs > 3 {
+		t.Errorf("SummarizeInPlace: %v allocations, want the summary's own only", allocs)
+	}
+}
+
+// sameValues reports whether a and b hold the same values, NaNs counted
+// by number.
+func sameValues(a, b []float64) bool {
+	key := func(x float64) uint64 {
+		if math.IsNaN(x) {
+			return math.Float64bits(math.NaN())
+		}
+		return math.Float64bits(x)
+	}
+	count := map[uint64]int{}
+	for _, x := range a {
+		count[key(x)]++
+	}
+	for _, x := range b {
+		count[key(x)]--
+	}
+	for _, c := range count {
+		if c != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

@@ -47,7 +47,30 @@ func Summarize(xs []float64, percentiles []float64) Summary {
 		}
 	}
 	sort.Float64s(sorted)
-	s := Summary{N: len(sorted), Dropped: len(xs) - len(sorted)}
+	return summarizeSorted(sorted, len(xs)-len(sorted), percentiles)
+}
+
+// SummarizeInPlace is Summarize without its sorted copy, for a series too
+// large to copy: it reorders xs, moving the finite values to the front in
+// ascending order and the non-finite ones behind them (the values are kept,
+// only their order changes).
+func SummarizeInPlace(xs []float64, percentiles []float64) Summary {
+	n := 0
+	for i, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			xs[n], xs[i] = xs[i], xs[n]
+			n++
+		}
+	}
+	sorted := xs[:n]
+	sort.Float64s(sorted)
+	return summarizeSorted(sorted, len(xs)-n, percentiles)
+}
+
+// summarizeSorted describes sorted, the finite values in ascending order,
+// of which dropped non-finite ones were left out.
+func summarizeSorted(sorted []float64, dropped int, percentiles []float64) Summary {
+	s := Summary{N: len(sorted), Dropped: dropped}
 	if s.Dropped > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d non-finite value(s) dropped", s.Dropped))
 	}

@@ -51,7 +51,8 @@ type memory struct {
 // BenchmarkRunRSS reports, for each run size, the peak resident memory
 // while requests ran and overall (MB), the end-of-run spike (overall over
 // during, %), and between the smallest and the largest run the growth of
-// resident memory per finished request (bytes).
+// resident memory per finished request (bytes): of the peak while requests
+// ran (B-RSS/request) and of the whole run's peak (B-peak/request).
 func BenchmarkRunRSS(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("no /proc: VmRSS is read from /proc/PID/status")
@@ -82,8 +83,9 @@ func BenchmarkRunRSS(b *testing.B) {
 				n, *rate, m.lastAnswer.Round(time.Millisecond), m.elapsed.Round(time.Millisecond), float64(m.peakDuring)/1e6, float64(m.peakOverall)/1e6, spike)
 		}
 		if first, last := runs[0], runs[len(runs)-1]; last.requests > first.requests {
-			perRequest := float64(last.peakDuring-first.peakDuring) / float64(last.requests-first.requests)
-			b.ReportMetric(perRequest, "B-RSS/request")
+			more := float64(last.requests - first.requests)
+			b.ReportMetric(float64(last.peakDuring-first.peakDuring)/more, "B-RSS/request")
+			b.ReportMetric(float64(last.peakOverall-first.peakOverall)/more, "B-peak/request")
 		}
 	}
 }

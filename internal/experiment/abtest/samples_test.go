@@ -3,6 +3,7 @@ package abtest
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -70,4 +71,41 @@ func TestCompactArmsAnalyseLikeRecords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestArmSamplesAreOffTheHeap: an arm's kept requests, 40 bytes each, live
+// outside the Go heap as a run's samples do, so that a long A/B run's
+// resident memory grows by what they hold and no collector headroom over
+// it; and they come back in the order kept.
+func TestArmSamplesAreOffTheHeap(t *testing.T) {
+	const n = 50_000
+	ms := Metrics()
+	r := results.Record{Kind: results.KindChat, E2ES: 1, TTFPS: 0.2, AudioBytes: 4800, AudioDurationS: 0.1, RTFLastChunk: 0.5}
+	before := liveHeap()
+	var a armSamples
+	for i := range n {
+		r.Seq = i
+		a.add(ms, &r)
+	}
+	if grown := liveHeap() - before; grown > 4*n {
+		t.Errorf("the Go heap grew by %d bytes for %d kept requests, want at most 4 a request", grown, n)
+	}
+	i := 0
+	a.each(func(x armSample) {
+		if x.seq != i {
+			t.Fatalf("sample %d has seq %d", i, x.seq)
+		}
+		i++
+	})
+	if i != n {
+		t.Errorf("%d samples came back, want %d", i, n)
+	}
+}
+
+// liveHeap is the Go heap's live bytes after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/omnibench/omnibench/load"
 	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
-	"github.com/omnibench/omnibench/stats"
 )
 
 // Scrape modes.
@@ -705,11 +704,9 @@ func clientHealth(h *selfmon.Report) results.ClientHealth {
 // stampDelayP99 is the p99 send-stamp delay in ms over the measured
 // records' events; nil when the server does not stamp.
 func stampDelayP99(set *summary.Set) *float64 {
-	var ms []float64
-	set.StampDelaysS(func(d float64) { ms = append(ms, d*1000) })
-	if len(ms) == 0 {
+	v, ok := set.StampDelayPercentileMS(99)
+	if !ok {
 		return nil
 	}
-	v := stats.PercentileSelect(ms, 99)
 	return &v
 }

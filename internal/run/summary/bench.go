@@ -2,10 +2,10 @@ package summary
 
 import (
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 
-	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/stats"
 )
 
@@ -42,73 +42,117 @@ import (
 // audio_rtf, audio_duration_s and audio_underrun_s; omnibench's own
 // audio_ttfp_nonempty_ms, ttfa_audible_ms and leading_silence_ms.
 
-// benchSamples are the benchmark's per-request samples of one run.
-type benchSamples struct {
-	percentiles []float64
-	dists       map[string][]float64 // key stem -> samples in the key's unit
-	okCount     int                  // continuous responses (benchmark semantics)
-	completed   int
+// benchFigures are the bench block's figures of one run: the distributions'
+// (under their keys: mean_, median_, std_ and p<P>_ of each stem) and the
+// counts of the continuity rate.
+type benchFigures struct {
+	dists     map[string]float64
+	okCount   int // continuous responses (benchmark semantics)
+	completed int
 }
 
 // benchContinuityMS is the threshold of the benchmark's continuity verdict
 // that omnibench reports under audio_continuity_ok_rate.
 const benchContinuityMS = "100"
 
-// benchSamplesOf collects the benchmark's samples from the successful
-// measured records (ramp-phase ones only with includeRamp, as the figures).
-func benchSamplesOf(set *Set, percentiles []float64, includeRamp bool) *benchSamples {
-	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
-	add := func(stem string, v float64) { b.dists[stem] = append(b.dists[stem], v) }
-	set.gaps.each(includeRamp, func(g float64) { add("itl_ms", 1000*g) })
-	set.All(func(r *Sample) {
-		if r.Warmup() || !set.OK(r) || (r.Ramp() && !includeRamp) {
+// benchStem is one distribution of the bench block: its key stem and a
+// successful measured request's value, when it has one (itl_ms is the text
+// gaps' pool).
+type benchStem struct {
+	stem  string
+	value func(set *Set, x *Sample) (float64, bool)
+}
+
+// benchStems are the distributions of the bench block, in key order.
+var benchStems = []benchStem{
+	{"ttft_ms", func(_ *Set, x *Sample) (float64, bool) { return 1000 * x.TTFTS, true }},
+	{"e2el_ms", func(_ *Set, x *Sample) (float64, bool) { return 1000 * x.E2ES, true }},
+	{"itl_ms", nil},
+	{"audio_ttfp_ms", func(set *Set, x *Sample) (float64, bool) {
+		if !x.HasAudio() {
+			return 0, true
+		}
+		return 1000 * firstAudioEvent(set, x), true
+	}},
+	{"audio_rtf", func(set *Set, x *Sample) (float64, bool) {
+		if !x.HasAudio() || x.AudioDurationS <= 0 {
+			return 0, true
+		}
+		return audioRTF(set, x), true
+	}},
+	{"audio_duration_s", func(_ *Set, x *Sample) (float64, bool) { return x.AudioDurationS, true }},
+	{"audio_underrun_s", func(set *Set, x *Sample) (float64, bool) {
+		if x.HasAudio() && x.flags&flagContinuity != 0 && !set.ChatPath(x) {
+			return x.MaxUnderrunS, true
+		}
+		return 0, true
+	}},
+	{"audio_ttfp_nonempty_ms", func(_ *Set, x *Sample) (float64, bool) {
+		if !x.HasAudio() {
+			return 0, true // zero-filled like audio_ttfp_ms
+		}
+		return 1000 * x.TTFPS, true
+	}},
+	{"ttfa_audible_ms", func(_ *Set, x *Sample) (float64, bool) {
+		return 1000 * x.TTFAAudibleS, x.HasAudio() && x.TTFAAudibleS > 0
+	}},
+	{"leading_silence_ms", func(_ *Set, x *Sample) (float64, bool) {
+		return 1000 * x.LeadingSilenceS, x.HasAudio() && x.flags&flagSilence != 0
+	}},
+}
+
+// benchOf computes the bench block's figures from the successful measured
+// requests (ramp-phase ones only with includeRamp, as the figures), one
+// distribution at a time in sc.
+func benchOf(set *Set, percentiles []float64, includeRamp bool, sc *scratch) *benchFigures {
+	b := &benchFigures{dists: map[string]float64{}}
+	measured := measuredFilter(includeRamp)
+	keep := func(x *Sample) bool { return measured(x) && set.OK(x) }
+	set.All(func(x *Sample) {
+		if !keep(x) {
 			return
 		}
 		b.completed++
-		add("ttft_ms", 1000*r.TTFTS)
-		add("e2el_ms", 1000*r.E2ES)
-		var ttfp, rtf, underrun float64
 		ok := true
-		if r.HasAudio() {
-			ttfp = r.TTFPS
-			add("audio_ttfp_nonempty_ms", 1000*r.TTFPS)
-			if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
-				ttfp = min(ttfp, r.FirstAudioEventS)
-			}
-			if r.TTFAAudibleS > 0 {
-				add("ttfa_audible_ms", 1000*r.TTFAAudibleS)
-			}
-			if r.flags&flagSilence != 0 {
-				add("leading_silence_ms", 1000*r.LeadingSilenceS)
-			}
-			if r.AudioDurationS > 0 {
-				rtf = r.RTFE2E
-				if set.ChatPath(r) {
-					rtf = r.RTFLastChunk
-				}
-			}
-			if r.flags&flagContinuity != 0 && !set.ChatPath(r) {
-				underrun = r.MaxUnderrunS
-				ok, _ = set.Continuous(r, benchContinuityMS, 0.1)
-			}
+		if x.HasAudio() && x.flags&flagContinuity != 0 && !set.ChatPath(x) {
+			ok, _ = set.Continuous(x, benchContinuityMS, 0.1)
 		}
-		if !r.HasAudio() {
-			add("audio_ttfp_nonempty_ms", 0) // zero-filled like audio_ttfp_ms
-		}
-		add("audio_ttfp_ms", 1000*ttfp)
-		add("audio_rtf", rtf)
-		add("audio_duration_s", r.AudioDurationS)
-		add("audio_underrun_s", underrun)
 		if ok {
 			b.okCount++
 		}
 	})
+	for _, d := range benchStems {
+		f := figure{pool: func(set *Set) *pool { return &set.gaps }}
+		if d.value != nil {
+			f = figure{value: func(set *Set, x *Sample, _ *quality) (float64, bool) { return d.value(set, x) }}
+		}
+		xs := f.column(set, keep, includeRamp, sc)
+		if len(xs) == 0 {
+			continue
+		}
+		b.put(d.stem, xs, percentiles)
+	}
+	runtime.KeepAlive(set) // the text gaps' column is set's memory
 	return b
 }
 
-// benchStems are the distribution keys of the bench block, in key order.
-var benchStems = []string{"ttft_ms", "e2el_ms", "itl_ms", "audio_ttfp_ms", "audio_rtf", "audio_duration_s", "audio_underrun_s",
-	"audio_ttfp_nonempty_ms", "ttfa_audible_ms", "leading_silence_ms"}
+// put sets the figures of one distribution, xs in the order kept (which it
+// reorders).
+func (b *benchFigures) put(stem string, xs, percentiles []float64) {
+	put := func(k string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			b.dists[k] = v
+		}
+	}
+	std := stats.PopulationStd(xs)
+	sum := stats.SummarizeInPlace(xs, percentiles)
+	put("mean_"+stem, sum.Mean)
+	put("median_"+stem, sum.Median)
+	put("std_"+stem, std)
+	for _, p := range sum.Percentiles {
+		put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
+	}
+}
 
 // Bench returns the figures under the vLLM-Omni benchmark's key names with
 // the benchmark's definitions (see the comment at the top of this file).
@@ -135,23 +179,8 @@ func (s *Summary) Bench() map[string]float64 {
 	if b.completed > 0 {
 		out["audio_continuity_ok_rate"] = float64(b.okCount) / float64(b.completed)
 	}
-	for _, stem := range benchStems {
-		xs := b.dists[stem]
-		if len(xs) == 0 {
-			continue
-		}
-		sum := stats.Summarize(xs, b.percentiles)
-		put := func(k string, v float64) {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				out[k] = v
-			}
-		}
-		put("mean_"+stem, sum.Mean)
-		put("median_"+stem, sum.Median)
-		put("std_"+stem, stats.PopulationStd(xs))
-		for _, p := range sum.Percentiles {
-			put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
-		}
+	for k, v := range b.dists {
+		out[k] = v
 	}
 	return out
 }

@@ -129,12 +129,15 @@ func (s *Set) SetASR(i int, score results.ASRScore) {
 // NoteASR records a live run's transcription queue counts.
 func (s *Set) NoteASR(c ASRCounts) { s.asr = &c }
 
-// qualityValues gathers the quality figures request by request.
+// qualityValues gathers the quality counts request by request (the
+// distributions are figures.go's).
 type qualityValues struct {
-	gaps, wer, cer []float64
-	q              Quality
-	byDefect       [maxDefectNames]int
-	checked, asr   bool
+	q            Quality
+	byDefect     [maxDefectNames]int
+	checked, asr bool
+	scored       int
+	werSum       float64
+	above        int // scored WERs above DefaultWERThreshold
 }
 
 // add counts sample i, a measured completed response with audio.
@@ -146,7 +149,6 @@ func (v *qualityValues) add(set *Set, i int) {
 	if r.checked {
 		v.checked = true
 		v.q.Checked++
-		v.gaps = append(v.gaps, r.longestGapS*1000)
 		v.q.InternalGapMaxS = math.Max(v.q.InternalGapMaxS, r.longestGapS)
 		if r.defects != 0 {
 			v.q.Defects++
@@ -159,8 +161,11 @@ func (v *qualityValues) add(set *Set, i int) {
 	}
 	if r.scored {
 		v.asr = true
-		v.wer = append(v.wer, r.wer)
-		v.cer = append(v.cer, r.cer)
+		v.scored++
+		v.werSum += r.wer
+		if r.wer > DefaultWERThreshold {
+			v.above++
+		}
 	}
 }
 
@@ -182,19 +187,12 @@ func (v *qualityValues) finish(s *Summary, set *Set) {
 		}
 	}
 	if v.asr || set.asr != nil {
-		a := &ASR{Scored: len(v.wer), Threshold: DefaultWERThreshold}
+		a := &ASR{Scored: v.scored, Threshold: DefaultWERThreshold, Above: v.above}
 		if c := set.asr; c != nil {
 			a.Offered, a.Skipped, a.Failed = c.Offered, c.Skipped, c.Failed
 		}
-		var sum float64
-		for _, w := range v.wer {
-			sum += w
-			if w > a.Threshold {
-				a.Above++
-			}
-		}
 		if a.Scored > 0 {
-			a.WERMean = sum / float64(a.Scored)
+			a.WERMean = v.werSum / float64(a.Scored)
 			a.ShareAbove = float64(a.Above) / float64(a.Scored)
 		}
 		q.ASR = a

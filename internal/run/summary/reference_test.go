@@ -197,7 +197,7 @@ func ComputeRef(recs []results.Record, opts Options) *Summary {
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodputRef(recs, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
-	s.bench = benchSamplesOfRef(recs, opts.Percentiles, opts.IncludeRamp)
+	s.bench = benchSamplesOfRef(recs, opts.Percentiles, opts.IncludeRamp).figures()
 	for k := range s.Requests.ByStatus {
 		if k == "0" {
 			s.Warnings = append(s.Warnings, "http_status errors without a status code")
@@ -246,8 +246,39 @@ func errorSetRef(recs []results.Record, includeRamp bool) (groups []ErrorGroup, 
 	return groups, omitted
 }
 
-func benchSamplesOfRef(recs []results.Record, percentiles []float64, includeRamp bool) *benchSamples {
-	b := &benchSamples{percentiles: percentiles, dists: map[string][]float64{}}
+// benchSamplesRef are the benchmark's per-request samples of one run, as
+// the summary kept them before it computed the bench block's figures one
+// distribution at a time.
+type benchSamplesRef struct {
+	percentiles []float64
+	dists       map[string][]float64 // key stem -> samples in the key's unit
+	okCount     int
+	completed   int
+}
+
+// figures are the bench block's figures, as Summary.Bench computed them
+// from the samples.
+func (b *benchSamplesRef) figures() *benchFigures {
+	out := &benchFigures{dists: map[string]float64{}, okCount: b.okCount, completed: b.completed}
+	for stem, xs := range b.dists {
+		sum := stats.Summarize(xs, b.percentiles)
+		put := func(k string, v float64) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				out.dists[k] = v
+			}
+		}
+		put("mean_"+stem, sum.Mean)
+		put("median_"+stem, sum.Median)
+		put("std_"+stem, stats.PopulationStd(xs))
+		for _, p := range sum.Percentiles {
+			put("p"+strconv.FormatFloat(p.P, 'f', -1, 64)+"_"+stem, p.Value)
+		}
+	}
+	return out
+}
+
+func benchSamplesOfRef(recs []results.Record, percentiles []float64, includeRamp bool) *benchSamplesRef {
+	b := &benchSamplesRef{percentiles: percentiles, dists: map[string][]float64{}}
 	add := func(stem string, v float64) { b.dists[stem] = append(b.dists[stem], v) }
 	for i := range recs {
 		r := &recs[i]

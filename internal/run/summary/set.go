@@ -4,23 +4,35 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
+	"github.com/omnibench/omnibench/internal/run/offheap"
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/stats"
 )
 
 // A Set holds the finished requests of a run in compact form: per request
 // only the figures that the summary, the SLO verdicts, the checks and the
-// HTML charts read (a Sample, under 200 bytes), with the per-event values
-// (text gaps, stamp delays) pooled and capped, and the failures grouped by
-// message as they come. The runner keeps a Set instead of the records, so a
+// HTML charts read (a Sample, packed into 16 to 192 bytes), with the
+// per-event values (text gaps, stamp delays) pooled and capped, and the
+// failures grouped by message as they come. The runner keeps a Set instead of the records, so a
 // day-long soak holds a bounded amount per request while the full records go
 // to the results file as they complete; readers of a results file build one
 // with SetOf, so there is one computation of every figure.
 //
 // The figures from a Set are exactly those of the records, except past the
 // caps below, where a warning of the summary says what changed.
+//
+// The samples and the pools live outside the Go heap (package offheap,
+// store.go), so that they cost the memory written to them and no collector
+// headroom; the Set gives it back when it is no longer reachable.
 type Set struct {
-	blocks [][]Sample // fixed-size blocks after the first (see Add): no doubling slack as the run grows
+	arena   *offheap.Arena // the samples' blocks and the pools' values
+	samples sampleStore
+	// maxSamples caps the samples kept; unkept counts the requests past it,
+	// which are in the run-wide totals, the error set and the pools but in
+	// no other figure (Summary warns).
+	maxSamples, unkept int
 
 	// Interned strings: kinds, error classes and finish reasons (a Sample
 	// holds their index). Past maxInterned distinct values of one table the
@@ -79,7 +91,8 @@ type RealtimeTurn struct {
 	Bench      *results.WSBench
 }
 
-// Sample is the compact form of one finished request.
+// Sample is what a Set keeps of one finished request, as Set.All hands it
+// out (unpacked from its stored form, store.go).
 type Sample struct {
 	SentS, E2ES, LagS, QueueS                    float64
 	TTFPS, TTFTS, FirstAudioEventS, TTFAAudibleS float64
@@ -111,7 +124,12 @@ const (
 )
 
 const (
-	blockSize = 4096
+	// DefaultMaxSamples caps the requests a Set keeps figures of: a day at
+	// 190 requests per second, about 1.7 GB of samples of short chat
+	// responses. Past it a request still counts in the run-wide totals, the
+	// error set and the per-event pools, and the summary warns that the
+	// other figures leave it out.
+	DefaultMaxSamples = 1 << 24
 	// maxInterned bounds each string table; maxLabels the continuity
 	// labels a Sample has bits for.
 	maxInterned = 255
@@ -129,12 +147,17 @@ const (
 
 // NewSet returns an empty Set.
 func NewSet() *Set {
-	return &Set{
-		gaps:   pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(1, 2))},
-		stamps: pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(3, 4))},
-		errors: map[errorKey]*errorCount{},
-		Totals: Totals{Completed: map[string]int{}, Continuous: map[string]int{}, SpeechContinuous: map[string]int{}},
+	s := &Set{
+		arena:      new(offheap.Arena),
+		maxSamples: DefaultMaxSamples,
+		gaps:       pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(1, 2))},
+		stamps:     pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(3, 4))},
+		errors:     map[errorKey]*errorCount{},
+		Totals:     Totals{Completed: map[string]int{}, Continuous: map[string]int{}, SpeechContinuous: map[string]int{}},
 	}
+	// The arena is its own object, so the cleanup does not keep s alive.
+	runtime.AddCleanup(s, (*offheap.Arena).Free, s.arena)
+	return s
 }
 
 // SetOf builds the Set of recs (a results file's records).
@@ -146,21 +169,30 @@ func SetOf(recs []results.Record) *Set {
 	return s
 }
 
-// Len is the number of requests added.
-func (s *Set) Len() int {
-	if len(s.blocks) == 0 {
-		return 0
-	}
-	return (len(s.blocks)-1)*blockSize + len(s.blocks[len(s.blocks)-1])
+// Len is the number of requests whose samples are kept (all those added,
+// up to DefaultMaxSamples).
+func (s *Set) Len() int { return s.samples.n }
+
+// All calls f for every sample in the order added. The Sample is valid
+// during the call only: f copies what it keeps.
+func (s *Set) All(f func(*Sample)) {
+	s.each(func(_ int, x *Sample) { f(x) })
 }
 
-// All calls f for every sample in the order added.
-func (s *Set) All(f func(*Sample)) {
-	for _, b := range s.blocks {
-		for i := range b {
-			f(&b[i])
-		}
+// each is All with each sample's index.
+func (s *Set) each(f func(i int, x *Sample)) {
+	s.samples.each(f)
+	runtime.KeepAlive(s) // the samples' memory is s's until here
+}
+
+// OffHeapBytes is the memory the Set's samples and pools fill outside the
+// Go heap: what is resident of it, to within a page per block.
+func (s *Set) OffHeapBytes() int {
+	n := s.samples.bytes()
+	for _, p := range []*pool{&s.gaps, &s.stamps} {
+		n += 8*len(p.values) + (len(p.values)+7)/8
 	}
+	return n
 }
 
 // Add takes one finished request; r is not kept.
@@ -220,11 +252,11 @@ func (s *Set) Add(r *results.Record) {
 	}
 	if !r.Warmup {
 		for _, d := range r.StampDelaysS {
-			s.stamps.add(d, ramp)
+			s.stamps.add(s.arena, d*1000, ramp)
 		}
 		if r.OK() {
 			for _, g := range r.TextGapsS {
-				s.gaps.add(g, ramp)
+				s.gaps.add(s.arena, g*1000, ramp)
 			}
 		} else {
 			s.addError(r, ramp)
@@ -240,18 +272,12 @@ func (s *Set) Add(r *results.Record) {
 		s.realtime = append(s.realtime, RealtimeTurn{Session: r.WS.Session, Warmup: r.Warmup, OK: r.OK(), Bench: r.WS.Bench})
 	}
 	s.total(r)
-	s.addQuality(s.Len(), r)
-	if n := len(s.blocks); n == 0 || len(s.blocks[n-1]) == blockSize {
-		var b []Sample
-		if n > 0 {
-			b = make([]Sample, 0, blockSize)
-		}
-		s.blocks = append(s.blocks, b)
+	if s.samples.n >= s.maxSamples {
+		s.unkept++
+		return
 	}
-	// The first block grows by appending, so that the first records do not
-	// allocate a whole block (about 700 KB) while the run's other streams
-	// are still receiving; later blocks are allocated whole.
-	s.blocks[len(s.blocks)-1] = append(s.blocks[len(s.blocks)-1], x)
+	s.addQuality(s.Len(), r)
+	s.samples.add(s.arena, &x, r.SampleRate)
 }
 
 // total adds r to the run-wide aggregates.
@@ -324,12 +350,19 @@ func (s *Set) Models() []string { return s.modelsSeen }
 // Realtime are the realtime turns, in the order added.
 func (s *Set) Realtime() []RealtimeTurn { return s.realtime }
 
-// StampDelaysS calls f with every kept stamp delay of the measured
-// (non-warm-up) requests, ramp included.
-func (s *Set) StampDelaysS(f func(float64)) {
-	for _, v := range s.stamps.values {
-		f(v)
+// StampDelayPercentileMS is percentile p (numpy's linear method) of the
+// kept stamp delays of the measured (non-warm-up) requests, ramp included,
+// in milliseconds; ok is false when there are none.
+func (s *Set) StampDelayPercentileMS(p float64) (v float64, ok bool) {
+	if len(s.stamps.values) == 0 {
+		return 0, false
 	}
+	var sc scratch
+	defer sc.free()
+	xs := s.stamps.series(true, &sc)
+	v = stats.PercentileSelect(xs, p)
+	runtime.KeepAlive(s)
+	return v, true
 }
 
 func contains(xs []string, x string) bool {
@@ -435,39 +468,58 @@ func (t *tableOf) at(j uint8) string {
 
 func (t *tableOf) overflowed() bool { return len(t.names) > maxInterned }
 
-// pool keeps per-event values in arrival order up to max, then a uniform
-// sample of all of them (Vitter's algorithm R); ramp marks each value's
-// phase.
+// pool keeps per-event values (in the unit reported) up to max, then a
+// uniform sample of all of them (Vitter's algorithm R); a bit per value
+// marks the ramp phase's. Its memory, max values reserved at the first
+// value, comes from the Set's arena: only the part written to is resident.
+// The summary sorts the values in place when none is a ramp's (see
+// series); the sample stays uniform whatever their order.
 type pool struct {
-	values []float64
-	ramp   []bool
+	values []float64 // len: the values kept
+	ramp   []uint64  // bit i: values[i] is of a ramp-phase request
+	ramps  int       // kept values of ramp-phase requests
 	seen   int
 	max    int
 	rng    *rand.Rand
 }
 
-func (p *pool) add(v float64, ramp bool) {
+func (p *pool) add(arena *offheap.Arena, v float64, ramp bool) {
 	p.seen++
-	if len(p.values) < p.max {
+	if p.values == nil {
+		p.values = offheap.Make[float64](arena, max(p.max, 1))[:0]
+		p.ramp = offheap.Make[uint64](arena, max(p.max, 1)/64+1)
+	}
+	j := len(p.values)
+	if j < p.max {
 		p.values = append(p.values, v)
-		p.ramp = append(p.ramp, ramp)
+	} else if j = p.rng.IntN(p.seen); j < p.max {
+		p.values[j] = v
+	} else {
 		return
 	}
-	if j := p.rng.IntN(p.seen); j < p.max {
-		p.values[j], p.ramp[j] = v, ramp
+	if was := p.ramp[j/64]&(1<<(j%64)) != 0; was != ramp {
+		p.ramp[j/64] ^= 1 << (j % 64)
+		p.ramps += b2i(ramp) - b2i(was)
 	}
 }
 
 // sampled reports whether the pool is a sample rather than every value.
 func (p *pool) sampled() bool { return p.seen > len(p.values) }
 
-// each calls f with the kept values in order, ramp ones only with includeRamp.
-func (p *pool) each(includeRamp bool, f func(float64)) {
+// series returns the kept values, ramp ones only with includeRamp, in the
+// order kept. When no value is a ramp's it is the pool's own memory, which
+// the caller may reorder; otherwise a copy in sc.
+func (p *pool) series(includeRamp bool, sc *scratch) []float64 {
+	if p.ramps == 0 {
+		return p.values
+	}
+	xs := sc.take(len(p.values))[:0]
 	for i, v := range p.values {
-		if includeRamp || !p.ramp[i] {
-			f(v)
+		if includeRamp || p.ramp[i/64]&(1<<(i%64)) == 0 {
+			xs = append(xs, v)
 		}
 	}
+	return xs
 }
 
 // errorKey groups failures as the error set does; ramp keeps the phases
@@ -551,6 +603,10 @@ func (s *Set) capWarnings() []string {
 	}
 	if len(s.labels.names) > maxLabels {
 		w = append(w, fmt.Sprintf("records name more than %d continuity thresholds: past them continuity is judged from the maximum underrun", maxLabels-1))
+	}
+	if s.unkept > 0 {
+		w = append(w, fmt.Sprintf("%d requests past the first %d are left out of every figure but the error set, "+
+			"the text gaps and stamp delays, and the server checks' totals: the results file has them all", s.unkept, s.maxSamples))
 	}
 	if n := s.errorsUnkept[0] + s.errorsUnkept[1]; n > 0 {
 		w = append(w, fmt.Sprintf("error set: %d failures with messages past the %d distinct ones kept are counted, not grouped", n, maxErrorKeys))

@@ -2,10 +2,12 @@ package summary
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/omnibench/omnibench/internal/run/results"
 )
@@ -180,35 +182,52 @@ func TestSetEventPoolCap(t *testing.T) {
 	}
 }
 
-// TestSetBlocks adds records across several blocks: every one comes back
-// in order, every block but the last is full, and the first records do not
-// allocate a whole block.
+// TestSetBlocks adds records across several blocks of packed samples:
+// every one comes back in order with the bits it went in with, every block
+// but the last is full to within one packed sample, and the store holds
+// less than a Sample per request.
 func TestSetBlocks(t *testing.T) {
 	s := NewSet()
-	n := 2*blockSize + 7
+	const n = 20_000
 	for i := range n {
-		r := results.Record{Seq: i, E2ES: float64(i), Status: 200}
-		s.Add(&r)
-		if i == 0 && cap(s.blocks[0]) > 16 {
-			t.Errorf("the first record made a block of capacity %d", cap(s.blocks[0]))
+		r := results.Record{Seq: i, E2ES: float64(i), Status: 200, TTFPS: 0.25, FirstAudioEventS: 0.25, TTFAAudibleS: 0.25,
+			AudioBytes: int64(4800 + 2*i), AudioFrames: int64(2400 + i), SampleRate: 24000}
+		r.AudioDurationS = float64(r.AudioFrames) / 24000
+		r.RTFE2E = r.E2ES / r.AudioDurationS
+		if i%7 == 0 {
+			r.AudioDurationS = math.Nextafter(r.AudioDurationS, 1) // not derivable: kept as it is
+			r.TTFAAudibleS = 0.5
 		}
+		s.Add(&r)
 	}
 	if s.Len() != n {
 		t.Fatalf("Len = %d, want %d", s.Len(), n)
 	}
 	i := 0
 	s.All(func(x *Sample) {
-		if x.E2ES != float64(i) {
-			t.Fatalf("sample %d has e2e %v", i, x.E2ES)
+		dur := float64(2400+i) / 24000
+		ttfa := 0.25
+		if i%7 == 0 {
+			dur, ttfa = math.Nextafter(dur, 1), 0.5
+		}
+		if x.E2ES != float64(i) || x.AudioDurationS != dur || x.RTFE2E != float64(i)/(float64(2400+i)/24000) ||
+			x.FirstAudioEventS != 0.25 || x.TTFAAudibleS != ttfa || x.AudioFrames != int64(2400+i) || x.Status != 200 {
+			t.Fatalf("sample %d came back as %+v", i, *x)
 		}
 		i++
 	})
 	if i != n {
 		t.Fatalf("All gave %d samples, want %d", i, n)
 	}
-	for k, b := range s.blocks[:len(s.blocks)-1] {
-		if len(b) != blockSize {
-			t.Errorf("block %d holds %d samples, want %d", k, len(b), blockSize)
+	if len(s.samples.blocks) < 2 {
+		t.Fatalf("%d blocks: the test wants several", len(s.samples.blocks))
+	}
+	for k, b := range s.samples.blocks[:len(s.samples.blocks)-1] {
+		if cap(b)-len(b) >= maxPacked {
+			t.Errorf("block %d has room for another sample: %d of %d bytes used", k, len(b), cap(b))
 		}
+	}
+	if per := float64(s.samples.bytes()) / n; per > float64(unsafe.Sizeof(Sample{}))/2 {
+		t.Errorf("%.1f bytes per packed sample, want at most half a Sample's %d", per, unsafe.Sizeof(Sample{}))
 	}
 }

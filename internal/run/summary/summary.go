@@ -142,7 +142,7 @@ type Summary struct {
 	Audio         Audio          `json:"audio"`
 	Goodput       *GoodputResult `json:"goodput,omitempty"`
 	Quality       *Quality       `json:"audio_quality,omitempty"`
-	bench         *benchSamples  // the benchmark's per-request figures, for Bench
+	bench         *benchFigures  // the benchmark's figures, for Bench
 	Percentiles   []float64      `json:"percentiles"`
 	// Errors is the error set: one group per distinct (class, status,
 	// message) of the failed measured requests, most frequent first, at most
@@ -183,21 +183,19 @@ func ComputeSet(set *Set, opts Options) *Summary {
 		Requests:      Requests{ByError: map[string]int{}, ByStatus: map[string]int{}, ByFinish: map[string]int{}},
 	}
 	v := newValues(opts.Thresholds)
-	i := 0
-	set.All(func(r *Sample) {
-		v.addRequest(s, set, opts, r, i)
-		i++
-	})
-	set.gaps.each(opts.IncludeRamp, func(g float64) { v.gaps = append(v.gaps, g*1000) })
-	set.stamps.each(opts.IncludeRamp, func(d float64) { v.stamp = append(v.stamp, d*1000) })
+	set.each(func(i int, r *Sample) { v.addRequest(s, set, opts, r, i) })
 	s.FromIntended = s.LatencyOrigin == results.OriginIntended
 	v.totals(s, set, opts)
 	v.quality.finish(s, set)
-	v.metrics(s, opts.Percentiles)
+	var sc scratch
+	defer sc.free()
+	// The bench block first: its standard deviations sum the values in the
+	// order kept, which the distributions below then sort.
+	s.bench = benchOf(set, opts.Percentiles, opts.IncludeRamp, &sc)
+	addMetrics(s, set, opts, &sc)
 	if len(opts.Goodput) > 0 {
 		s.Goodput = computeGoodput(set, opts.Goodput, opts.IncludeRamp, s.DurationS)
 	}
-	s.bench = benchSamplesOf(set, opts.Percentiles, opts.IncludeRamp)
 	for k := range s.Requests.ByStatus {
 		if k == "0" {
 			s.Warnings = append(s.Warnings, "http_status errors without a status code")
@@ -206,19 +204,15 @@ func ComputeSet(set *Set, opts Options) *Summary {
 	return s
 }
 
-// values gathers, request by request, what ComputeSet summarises: the
-// per-request values of each distribution (in the unit the report shows)
-// and the running counts and bounds.
+// values gathers, request by request, the counts and bounds of what
+// ComputeSet summarises (the distributions are figures.go's).
 type values struct {
-	ttfp, ttft, e2e, gaps, rtfLast, rtfE2E, rtfServer, audioRTF []float64
-	dur, underrun, stalls, stallTime, lag, stamp, queue         []float64
-	ttfpEvent, ttfa, silence                                    []float64
-	firstSend, lastEnd                                          float64
-	okCount                                                     []int // per continuity threshold
-	ofCount                                                     int
-	prerollStartup                                              float64
-	labels                                                      []string // the thresholds' labels
-	quality                                                     qualityValues
+	firstSend, lastEnd float64
+	okCount            []int // per continuity threshold
+	ofCount            int
+	prerollStartup     float64
+	labels             []string // the thresholds' labels
+	quality            qualityValues
 }
 
 func newValues(thresholds []float64) *values {
@@ -256,8 +250,6 @@ func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample, i int
 	s.Audio.InputBytes += r.InputAudioBytes
 	v.firstSend = math.Min(v.firstSend, r.SentS)
 	v.lastEnd = math.Max(v.lastEnd, r.SentS+r.E2ES)
-	v.lag = append(v.lag, r.LagS*1000)
-	v.queue = append(v.queue, r.QueueS*1000)
 	if !set.OK(r) {
 		s.Requests.Failed++
 		class := set.ErrorClass(r)
@@ -271,50 +263,15 @@ func (v *values) addRequest(s *Summary, set *Set, opts Options, r *Sample, i int
 	if f := set.FinishReason(r); f != "" {
 		s.Requests.ByFinish[f]++
 	}
-	v.e2e = append(v.e2e, r.Latency(r.E2ES)*1000)
-	if r.TTFTS > 0 {
-		v.ttft = append(v.ttft, r.Latency(r.TTFTS)*1000)
-	}
 	if r.HasAudio() {
-		v.addAudio(s, set, r)
+		s.Requests.WithAudio++
+		if set.ChatPath(r) {
+			s.Requests.ChatWithAudio++
+		}
+		s.Audio.TotalDurationS += r.AudioDurationS
+		s.Audio.TotalFrames += r.AudioFrames
 		v.addContinuity(s, set, opts, r)
 		v.quality.add(set, i)
-	}
-}
-
-// addAudio counts a completed request with audio: its latencies to the
-// audio and its RTFs.
-func (v *values) addAudio(s *Summary, set *Set, r *Sample) {
-	s.Requests.WithAudio++
-	if set.ChatPath(r) {
-		s.Requests.ChatWithAudio++
-	}
-	v.ttfp = append(v.ttfp, r.Latency(r.TTFPS)*1000)
-	first := r.TTFPS
-	if set.Kind(r) == results.KindChat && r.FirstAudioEventS > 0 {
-		first = min(first, r.FirstAudioEventS)
-	}
-	v.ttfpEvent = append(v.ttfpEvent, r.Latency(first)*1000)
-	if r.TTFAAudibleS > 0 {
-		v.ttfa = append(v.ttfa, r.Latency(r.TTFAAudibleS)*1000)
-	}
-	if r.flags&flagSilence != 0 {
-		v.silence = append(v.silence, r.LeadingSilenceS*1000)
-	}
-	v.dur = append(v.dur, r.AudioDurationS)
-	s.Audio.TotalDurationS += r.AudioDurationS
-	s.Audio.TotalFrames += r.AudioFrames
-	if r.AudioDurationS > 0 {
-		v.rtfLast = append(v.rtfLast, r.RTFLastChunk)
-		v.rtfE2E = append(v.rtfE2E, r.RTFE2E)
-		if set.ChatPath(r) {
-			v.audioRTF = append(v.audioRTF, r.RTFLastChunk)
-		} else {
-			v.audioRTF = append(v.audioRTF, r.RTFE2E)
-		}
-	}
-	if r.flags&flagRTFServer != 0 {
-		v.rtfServer = append(v.rtfServer, r.RTFServer)
 	}
 }
 
@@ -325,7 +282,6 @@ func (v *values) addContinuity(s *Summary, set *Set, opts Options, r *Sample) {
 		return
 	}
 	v.ofCount++
-	v.underrun = append(v.underrun, r.MaxUnderrunS)
 	for j, l := range v.labels {
 		if ok, _ := set.Continuous(r, l, opts.Thresholds[j]); ok {
 			v.okCount[j]++
@@ -333,8 +289,6 @@ func (v *values) addContinuity(s *Summary, set *Set, opts Options, r *Sample) {
 	}
 	if r.flags&flagStallResume != 0 {
 		s.Players.Responses++
-		v.stalls = append(v.stalls, float64(r.Stalls))
-		v.stallTime = append(v.stallTime, r.StallTotalS)
 		if r.Stalls > 0 {
 			s.Players.StallResumeStalled++
 		}
@@ -376,38 +330,6 @@ func (v *values) totals(s *Summary, set *Set, opts Options) {
 		}
 		s.Continuity = append(s.Continuity, c)
 	}
-}
-
-// metrics appends the distribution of every figure with values to s, in
-// the order the report shows them.
-func (v *values) metrics(s *Summary, percentiles []float64) {
-	add := func(name, unit string, xs []float64) {
-		if len(xs) == 0 {
-			return
-		}
-		s.Metrics = append(s.Metrics, Metric{Name: name, Unit: unit, Summary: stats.Summarize(xs, percentiles)})
-	}
-	add(MetricTTFP, "ms", v.ttfp)
-	add(MetricTTFPFirstEvent, "ms", v.ttfpEvent)
-	add(MetricTTFAAudible, "ms", v.ttfa)
-	add(MetricLeadingSilence, "ms", v.silence)
-	add(MetricTTFT, "ms", v.ttft)
-	add(MetricE2E, "ms", v.e2e)
-	add(MetricTextGap, "ms", v.gaps)
-	add(MetricRTFLastChunk, "", v.rtfLast)
-	add(MetricRTFE2E, "", v.rtfE2E)
-	add(MetricRTFServer, "", v.rtfServer)
-	add(MetricAudioRTF, "", v.audioRTF)
-	add(MetricDuration, "s", v.dur)
-	add(MetricUnderrun, "s", v.underrun)
-	add(MetricStalls, "", v.stalls)
-	add(MetricStallTime, "s", v.stallTime)
-	add(MetricLag, "ms", v.lag)
-	add(MetricStampDelay, "ms", v.stamp)
-	add(MetricQueue, "ms", v.queue)
-	add(MetricInternalGap, "ms", v.quality.gaps)
-	add(MetricWER, "", v.quality.wer)
-	add(MetricCER, "", v.quality.cer)
 }
 
 func (c Continuity) String() string {
