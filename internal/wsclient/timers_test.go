@@ -140,3 +140,32 @@ func wantFailure(t *testing.T, f *failure, class, text string) {
 		t.Errorf("failure %+v, want a fatal %s: %q", f, class, text)
 	}
 }
+
+// TestPacedTextAnswersPings checks that a speech-ws session answers the
+// server's ping while it paces its text (a word every 100 s here): a server
+// that pings at a fixed interval drops a client that does not answer, and
+// slow text can take longer than it waits. The run is interrupted once the
+// ping is answered (or the server gave up on it).
+func TestPacedTextAnswersPings(t *testing.T) {
+	answered := make(chan struct{})
+	url := tinyServer(t, func(tc *tinyConn) {
+		defer close(answered)
+		tc.expect("session.config")
+		tc.expect("input.text")
+		if err := tc.c.Ping(tc.ctx); err != nil {
+			t.Errorf("the client did not answer a ping while pacing its text: %v", err)
+		}
+	})
+	c := newClient(t, url, Options{APIKey: testKey, Timeout: time.Hour})
+	ctx, interrupt := context.WithCancel(t.Context())
+	ended := make(chan *results.Record, 2)
+	go c.Run(ctx, Session{Kind: results.KindSpeechWS, Texts: []string{"one two"}, TextRate: 0.01}, Turn{
+		Begin: func(int) *results.Record { return &results.Record{} },
+		End:   func(_ int, rec *results.Record) { ended <- rec },
+	})
+	<-answered
+	interrupt()
+	if rec := <-ended; rec.ErrorClass != results.ErrCancelled {
+		t.Errorf("record %s: %s, want the interrupt", rec.ErrorClass, rec.Error)
+	}
+}

@@ -12,13 +12,15 @@
 //
 // github.com/coder/websocket does the framing, answers pings while a read is
 // pending (whenever the session waits for a message) and reports close
-// frames. The session reads on its own goroutine; a paced sender that must
-// wait for its next send and for messages at once (realtime-audio's appends)
-// and the bounded waits at the end of a connection hand reading to a reader
-// goroutine for the rest of the session (conn.startReader). The idle timeout
-// and the turn's deadline end a wait by closing the connection (watchdog):
-// both fail the session. The API key goes as "Authorization: Bearer" on the
-// handshake; the client sends text frames only; a server message larger than
+// frames. The session reads on its own goroutine. A paced sender and the
+// bounded waits at the end of a connection hand reading to a reader
+// goroutine for the rest of the session (conn.startReader): the appends of
+// realtime-audio wait for their next send and for messages at once, and
+// speech-ws text sent at Session.TextRate can take longer than a server
+// waits for the answer to its ping. The idle timeout and the turn's
+// deadline end a wait by closing the connection (watchdog): both fail the
+// session. The API key goes as "Authorization: Bearer" on the handshake;
+// the client sends text frames only; a server message larger than
 // Options.MaxMessageBytes fails the record as malformed (the library closes
 // the connection with 1009) rather than being buffered. Every wait has a
 // deadline: the handshake and the close by Options.IdleTimeout, each message
@@ -559,7 +561,7 @@ func (cn *conn) received(ctx context.Context, m message, ok bool, events int) (m
 		cn.lent = m.buf
 		return m, false, nil
 	}
-	if ok && m.err != nil {
+	if ok {
 		cn.readErr = m.err
 	}
 	switch {
