@@ -169,3 +169,17 @@ func TestPacedTextAnswersPings(t *testing.T) {
 		t.Errorf("record %s: %s, want the interrupt", rec.ErrorClass, rec.Error)
 	}
 }
+
+// TestMessageAtTheTimeout checks that a message whose read ended as the
+// watchdog closed the connection fails the wait with the timeout, rather
+// than being handed to a session whose connection is gone (its next send
+// would fail as a connection error).
+func TestMessageAtTheTimeout(t *testing.T) {
+	cn := &conn{opts: &Options{IdleTimeout: time.Second}, buffers: &bufferPool{}}
+	m := message{typ: websocket.MessageText, data: []byte("{}"), buf: cn.buffers.get()}
+	_, _, f := cn.received(t.Context(), m, true, idleExpired, 4)
+	wantFailure(t, f, results.ErrIdleTimeout, "no message for the idle timeout (1s), after 4 messages")
+	if cn.readErr == nil || cn.lent != nil {
+		t.Errorf("the connection is not marked ended (%v) or the message was lent", cn.readErr)
+	}
+}

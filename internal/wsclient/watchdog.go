@@ -47,17 +47,12 @@ func (w *watchdog) begin(deadline time.Time) {
 	}
 }
 
-// end ends the wait begun last.
-func (w *watchdog) end() {
-	w.mu.Lock()
-	w.waiting = false
-	w.mu.Unlock()
-}
-
-// why is notExpired, or why the watchdog closed the connection.
-func (w *watchdog) why() int {
+// end ends the wait begun last and returns notExpired, or why the watchdog
+// closed the connection.
+func (w *watchdog) end() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.waiting = false
 	return w.expired
 }
 

@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -547,31 +548,38 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 			f = interrupted(events)
 		}
 	}
-	cn.watch.end()
+	expired := cn.watch.end()
 	if woke || f != nil {
 		return message{}, woke, f
 	}
-	return cn.received(ctx, m, ok, events)
+	return cn.received(ctx, m, ok, expired, events)
 }
 
 // received is nextOrWake's answer for what it read: the message, lent to
 // the session until its next wait, or the failure that ended the wait.
-func (cn *conn) received(ctx context.Context, m message, ok bool, events int) (message, bool, *failure) {
-	if ok && m.err == nil {
+// expired is why the watchdog closed the connection, if it did.
+func (cn *conn) received(ctx context.Context, m message, ok bool, expired, events int) (message, bool, *failure) {
+	if ok && m.err == nil && expired == notExpired {
 		cn.lent = m.buf
 		return m, false, nil
 	}
 	if ok {
+		// A message read as the watchdog closed the connection is
+		// dropped: the session cannot go on without its connection.
+		cn.buffers.put(m.buf)
 		cn.readErr = m.err
+		if m.err == nil {
+			cn.readErr = net.ErrClosed
+		}
 	}
 	switch {
 	case ctx.Err() != nil:
 		// Cancelling the run closes the connection under the read,
 		// and that close can come first: it is still the interrupt.
 		return message{}, false, interrupted(events)
-	case cn.watch.why() == turnExpired:
+	case expired == turnExpired:
 		return message{}, false, fatal(results.ErrTimeout, "the turn's deadline passed after %d messages", events)
-	case cn.watch.why() == idleExpired:
+	case expired == idleExpired:
 		return message{}, false, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
 	}
 	return message{}, false, cn.endFailure(events)
