@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// Why a watchdog ended a wait.
+// expiry is why a watchdog closed the connection under a wait.
+type expiry int
+
 const (
-	notExpired = iota
+	notExpired expiry = iota
 	idleExpired
 	turnExpired
 )
@@ -16,7 +18,7 @@ const (
 // timeout or the turn's deadline, by closing the connection under it: a
 // read the session makes on its own goroutine cannot be interrupted
 // otherwise, and both timeouts fail the session anyway. It costs a wait a
-// clock reading and an uncontended lock: its one timer is armed again only
+// clock reading and two uncontended locks: its one timer is armed again only
 // when it fired or a wait ends earlier than it is armed for, not for every
 // message, so it fires about once per idle period and checks then whether
 // the wait in progress has really run out.
@@ -30,7 +32,7 @@ type watchdog struct {
 	waiting bool        // a wait is in progress (begin without end)
 	idleDue time.Time   // the wait's end by the idle timeout
 	turnDue time.Time   // the turn's deadline; zero means none
-	expired int         // notExpired, or why the connection was closed
+	expired expiry      // notExpired, or why the connection was closed
 }
 
 // begin starts a wait that ends at the idle timeout or at deadline (zero:
@@ -49,7 +51,7 @@ func (w *watchdog) begin(deadline time.Time) {
 
 // end ends the wait begun last and returns notExpired, or why the watchdog
 // closed the connection.
-func (w *watchdog) end() int {
+func (w *watchdog) end() expiry {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.waiting = false

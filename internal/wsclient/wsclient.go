@@ -558,7 +558,7 @@ func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, 
 // received is nextOrWake's answer for what it read: the message, lent to
 // the session until its next wait, or the failure that ended the wait.
 // expired is why the watchdog closed the connection, if it did.
-func (cn *conn) received(ctx context.Context, m message, ok bool, expired, events int) (message, bool, *failure) {
+func (cn *conn) received(ctx context.Context, m message, ok bool, expired expiry, events int) (message, bool, *failure) {
 	if ok && m.err == nil && expired == notExpired {
 		cn.lent = m.buf
 		return m, false, nil
