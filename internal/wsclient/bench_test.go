@@ -41,7 +41,7 @@ func BenchmarkRealtimeDeltas(b *testing.B) {
 // BenchmarkConnNext is the client's cost per message on the connection: a
 // local server writes b.N messages as fast as it can (binary PCM frames of
 // 80 ms, or the realtime deltas in turn) and the session takes each with
-// conn.next (the reader goroutine, the read into a buffer, the hand-off).
+// conn.next (the read into a buffer on the session's goroutine).
 // The server's writing is in the figure too, the same for any client.
 func BenchmarkConnNext(b *testing.B) {
 	for _, tc := range []struct {

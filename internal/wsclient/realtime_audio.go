@@ -230,6 +230,7 @@ func (at *audioTurn) run(ctx context.Context, cn *conn, clip *input.Clip) *failu
 // readUntil handles the server's messages until due: output may come before
 // the end of speech (async_chunk), and an error must not wait for it.
 func (at *audioTurn) readUntil(ctx context.Context, cn *conn, due, deadline time.Time) *failure {
+	cn.startReader() // waiting for the next send and for messages at once
 	wake := time.NewTimer(time.Until(due))
 	defer wake.Stop()
 	for {

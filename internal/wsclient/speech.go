@@ -244,6 +244,9 @@ func (st *speechTurn) run(ctx context.Context, cn *conn, text string) *failure {
 	}
 	for k, p := range pieces {
 		if k > 0 {
+			// Pacing the text can outlast a server's ping timeout: a
+			// reader goroutine keeps a read pending to answer pings.
+			cn.startReader()
 			due := first.Add(time.Duration(float64(k) / st.sess.TextRate * float64(time.Second)))
 			if f := sleepUntil(ctx, due, deadline); f != nil {
 				st.t0 = time.Now()

@@ -11,9 +11,16 @@
 // # Transport
 //
 // github.com/coder/websocket does the framing, answers pings while a read is
-// pending (a reader goroutine keeps one pending for the whole session) and
-// reports close frames. The API key goes as "Authorization: Bearer" on the
-// handshake; the client sends text frames only; a server message larger than
+// pending (whenever the session waits for a message) and reports close
+// frames. The session reads on its own goroutine. A paced sender and the
+// bounded waits at the end of a connection hand reading to a reader
+// goroutine for the rest of the session (conn.startReader): the appends of
+// realtime-audio wait for their next send and for messages at once, and
+// speech-ws text sent at Session.TextRate can take longer than a server
+// waits for the answer to its ping. The idle timeout and the turn's
+// deadline end a wait by closing the connection (watchdog): both fail the
+// session. The API key goes as "Authorization: Bearer" on the handshake;
+// the client sends text frames only; a server message larger than
 // Options.MaxMessageBytes fails the record as malformed (the library closes
 // the connection with 1009) rather than being buffered. Every wait has a
 // deadline: the handshake and the close by Options.IdleTimeout, each message
@@ -25,7 +32,7 @@
 // input.done (speech-ws), conversation.item.create (realtime, as the
 // vLLM-Omni benchmark starts its clock; input.text.append on /v1/duplex) and the final
 // input_audio_buffer.commit (realtime-audio: the end of speech). Receive times are taken when the
-// reader goroutine has the whole message.
+// whole message has been read.
 package wsclient
 
 import (
@@ -35,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -336,25 +344,30 @@ func (p *bufferPool) put(mb *msgBuffer) {
 	p.pool.Put(mb)
 }
 
-// conn is one open session connection.
+// conn is one open session connection. Only the session's goroutine uses
+// it, except for the reader goroutine (startReader) and the watchdog.
 type conn struct {
-	c       *websocket.Conn
+	c *websocket.Conn
+	// msgs is nil while the session reads on its own goroutine; then the
+	// reader goroutine's, which cancel stops.
 	msgs    chan message
 	cancel  context.CancelFunc
 	closed  *websocket.CloseError // the close frame, once one was seen
-	readErr error                 // the read error that ended the reader
+	readErr error                 // the read error that ended the connection
 	opts    *Options
 	red     *secret.Redactor // the session's (Client.redactor)
-	// idleTimer and turnTimer are nextOrWake's, reused for every message
-	// (only the session's goroutine waits on the connection).
-	idleTimer, turnTimer *time.Timer
-	// buffers is the client's pool the reader takes its buffers from;
-	// lent is the buffer of the message nextOrWake handed out last.
+	// watch ends the waits for a message at the idle timeout and the turn's
+	// deadline; unwatch stops the close of the connection when the run is
+	// interrupted.
+	watch   watchdog
+	unwatch func() bool
+	// buffers is the client's pool messages are read into; lent is the
+	// buffer of the message nextOrWake handed out last.
 	buffers *bufferPool
 	lent    *msgBuffer
 }
 
-// dial opens the connection with the bearer token and starts the reader.
+// dial opens the connection with the bearer token.
 func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, time.Duration, *failure) {
 	u := *c.base
 	p, q, _ := strings.Cut(path, "?")
@@ -391,9 +404,15 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 		return nil, took, fatal(results.ErrConnect, "WebSocket handshake: %s", client.ServerText(c.redactor(sess), err.Error()))
 	}
 	ws.SetReadLimit(c.opts.MaxMessageBytes)
-	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
-	cn := &conn{c: ws, msgs: make(chan message, 16), cancel: rcancel, opts: &c.opts, red: c.redactor(sess), buffers: &c.buffers}
-	go cn.read(rctx)
+	cn := &conn{c: ws, opts: &c.opts, red: c.redactor(sess), buffers: &c.buffers}
+	closeNow := func() { _ = ws.CloseNow() }
+	cn.watch = watchdog{idle: c.opts.IdleTimeout, close: closeNow}
+	// An interrupted run ends a read in progress by closing the
+	// connection, once for the session rather than through the context of
+	// every read: the library arms a context's cancellation for each frame
+	// it reads, which costs a registration per frame (reads are given a
+	// context that never ends).
+	cn.unwatch = context.AfterFunc(ctx, closeNow)
 	return cn, took, nil
 }
 
@@ -411,30 +430,51 @@ func redirectHost(req *url.URL, location string) string {
 	return loc.Host
 }
 
-// read delivers every message with its receive time until the connection
-// ends; the last message carries the error. A text message or a close
-// reason that is not UTF-8 ends it with a violation (see checkUTF8).
+// readOne reads the next message into a buffer of the client's pool and
+// stamps its receive time, or returns the error that ended the connection.
+// A text message or a close reason that is not UTF-8 ends it with a
+// violation (see checkUTF8). The read's context never ends: the watchdog,
+// an interrupt and closeClient end a read by closing the connection.
+func (cn *conn) readOne() message {
+	typ, r, err := cn.c.Reader(context.Background())
+	var mb *msgBuffer
+	if err == nil {
+		mb = cn.buffers.get()
+		mb.b, err = readMessage(r, mb.b)
+	}
+	var data []byte
+	if mb != nil {
+		data = mb.b
+	}
+	err = checkUTF8(typ, data, err)
+	return message{typ: typ, data: data, buf: mb, at: time.Now(), err: err}
+}
+
+// startReader hands reading to a reader goroutine for the rest of the
+// session, for a wait that must end without closing the connection or wait
+// for something else at the same time. A session that reads on its own
+// goroutine has no message read ahead, so none is lost.
+func (cn *conn) startReader() {
+	if cn.msgs != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cn.msgs, cn.cancel = make(chan message, 16), cancel
+	go cn.read(ctx)
+}
+
+// read delivers every message until the connection ends; the last message
+// carries the error.
 func (cn *conn) read(ctx context.Context) {
 	defer close(cn.msgs)
 	for {
-		typ, r, err := cn.c.Reader(ctx)
-		var mb *msgBuffer
-		if err == nil {
-			mb = cn.buffers.get()
-			mb.b, err = readMessage(r, mb.b)
-		}
-		var data []byte
-		if mb != nil {
-			data = mb.b
-		}
-		err = checkUTF8(typ, data, err)
-		m := message{typ: typ, data: data, buf: mb, at: time.Now(), err: err}
+		m := cn.readOne()
 		select {
 		case cn.msgs <- m:
 		case <-ctx.Done():
 			return
 		}
-		if err != nil {
+		if m.err != nil {
 			return
 		}
 	}
@@ -485,75 +525,69 @@ func (cn *conn) next(ctx context.Context, deadline time.Time, events int) (messa
 }
 
 // nextOrWake is next that also returns (woke true, no message) when wake
-// fires first: a sender pacing its messages reads the server meanwhile.
+// fires first: a sender pacing its messages reads the server meanwhile,
+// which needs the reader goroutine (startReader). Without it the session
+// reads on its own goroutine, and wake must be nil.
 func (cn *conn) nextOrWake(ctx context.Context, deadline time.Time, events int, wake <-chan time.Time) (m message, woke bool, f *failure) {
 	// The session is done with the message handed out before this wait.
 	cn.buffers.put(cn.lent)
 	cn.lent = nil
-	// A message already waiting is taken without arming the timers and
-	// selecting over five channels: under load, when the reader is ahead,
-	// that is most messages. Neither the idle timeout nor the deadline can
-	// have passed for it, and a sender pacing its messages (wake) always
-	// waits, so that a busy server cannot hold its messages back.
-	if wake == nil && ctx.Err() == nil && (deadline.IsZero() || time.Now().Before(deadline)) {
+	if ctx.Err() != nil {
+		return message{}, false, interrupted(events)
+	}
+	cn.watch.begin(deadline)
+	ok := true
+	if cn.msgs == nil {
+		m = cn.readOne()
+	} else {
 		select {
-		case m, ok := <-cn.msgs:
-			return cn.received(ctx, m, ok, events)
-		default:
+		case m, ok = <-cn.msgs:
+		case <-wake:
+			woke = true
+		case <-ctx.Done():
+			f = interrupted(events)
 		}
 	}
-	idle := armTimer(&cn.idleTimer, cn.opts.IdleTimeout)
-	defer idle.Stop()
-	var dl <-chan time.Time
-	if !deadline.IsZero() {
-		t := armTimer(&cn.turnTimer, time.Until(deadline))
-		defer t.Stop()
-		dl = t.C
+	expired := cn.watch.end()
+	if woke || f != nil {
+		return message{}, woke, f
 	}
-	select {
-	case m, ok := <-cn.msgs:
-		return cn.received(ctx, m, ok, events)
-	case <-wake:
-		return message{}, true, nil
-	case <-idle.C:
-		return message{}, false, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
-	case <-dl:
-		return message{}, false, fatal(results.ErrTimeout, "the turn's deadline passed after %d messages", events)
-	case <-ctx.Done():
-		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
-	}
+	return cn.received(ctx, m, ok, expired, events)
 }
 
-// received is nextOrWake's answer for what it took from cn.msgs: the
-// message, lent to the session until its next wait, or the failure of the
-// connection's end.
-func (cn *conn) received(ctx context.Context, m message, ok bool, events int) (message, bool, *failure) {
-	if ok && m.err == nil {
+// received is nextOrWake's answer for what it read: the message, lent to
+// the session until its next wait, or the failure that ended the wait.
+// expired is why the watchdog closed the connection, if it did.
+func (cn *conn) received(ctx context.Context, m message, ok bool, expired expiry, events int) (message, bool, *failure) {
+	if ok && m.err == nil && expired == notExpired {
 		cn.lent = m.buf
 		return m, false, nil
 	}
 	if ok {
+		// A message read as the watchdog closed the connection is
+		// dropped: the session cannot go on without its connection.
+		cn.buffers.put(m.buf)
 		cn.readErr = m.err
+		if m.err == nil {
+			cn.readErr = net.ErrClosed
+		}
 	}
-	if ctx.Err() != nil {
-		// Cancelling the run closes the connection under the reader,
-		// and that close can win the select: it is still the interrupt.
-		return message{}, false, fatal(results.ErrCancelled, "run interrupted after %d messages", events)
+	switch {
+	case ctx.Err() != nil:
+		// Cancelling the run closes the connection under the read,
+		// and that close can come first: it is still the interrupt.
+		return message{}, false, interrupted(events)
+	case expired == turnExpired:
+		return message{}, false, fatal(results.ErrTimeout, "the turn's deadline passed after %d messages", events)
+	case expired == idleExpired:
+		return message{}, false, fatal(results.ErrIdleTimeout, "no message for the idle timeout (%v), after %d messages", cn.opts.IdleTimeout, events)
 	}
 	return message{}, false, cn.endFailure(events)
 }
 
-// armTimer starts *t to fire after d, creating it the first time: a
-// connection's waits reuse their timers rather than allocate two for every
-// message. Since Go 1.23 a stopped or reset timer delivers no stale value,
-// so a timer armed again fires only for its new duration.
-func armTimer(t **time.Timer, d time.Duration) *time.Timer {
-	if *t == nil {
-		*t = time.NewTimer(d)
-	} else {
-		(*t).Reset(d)
-	}
-	return *t
+// interrupted is the failure of a wait that the run's interrupt ended.
+func interrupted(events int) *failure {
+	return fatal(results.ErrCancelled, "run interrupted after %d messages", events)
 }
 
 // checkUTF8 turns what RFC 6455 requires a client to fail the connection
@@ -561,11 +595,14 @@ func armTimer(t **time.Timer, d time.Duration) *time.Timer {
 // The library delivers both as they came (and echoes such a reason in its
 // own close before the client sees it).
 func checkUTF8(typ websocket.MessageType, data []byte, err error) error {
+	if err == nil { // before errors.As, whose target escapes: one allocation per message
+		if typ == websocket.MessageText && !utf8.Valid(data) {
+			return errTextNotUTF8
+		}
+		return nil
+	}
 	var ce websocket.CloseError
-	switch {
-	case err == nil && typ == websocket.MessageText && !utf8.Valid(data):
-		return errTextNotUTF8
-	case errors.As(err, &ce) && !utf8.ValidString(ce.Reason):
+	if errors.As(err, &ce) && !utf8.ValidString(ce.Reason) {
 		return errReasonNotUTF8
 	}
 	return err
@@ -626,6 +663,9 @@ const maxErrorWait = time.Second
 // `{"type":"error","error":...}` (a string or an object with a message) on
 // the realtime endpoints.
 func (cn *conn) pendingServerError(ctx context.Context) (string, bool) {
+	// The library leaves the connection open after a failed write: what
+	// the server sent before it closed can still be read.
+	cn.startReader()
 	t := time.NewTimer(maxErrorWait)
 	defer t.Stop()
 	var text string
@@ -691,6 +731,7 @@ const maxCloseWait = 5 * time.Second
 // (ctx done) closes at once.
 func (cn *conn) finish(ctx context.Context) *websocket.CloseError {
 	if ctx.Err() == nil && cn.closed == nil && cn.readErr == nil {
+		cn.startReader() // the wait ends without closing the connection
 		t := time.NewTimer(min(cn.opts.IdleTimeout, maxCloseWait))
 	wait:
 		for {
@@ -729,8 +770,12 @@ func (cn *conn) closeClient(ctx context.Context) *websocket.CloseError {
 		_ = cn.c.Close(websocket.StatusNormalClosure, "")
 	}
 	cn.c.CloseNow()
-	cn.cancel()
-	for range cn.msgs {
+	cn.unwatch()
+	cn.watch.stop()
+	if cn.msgs != nil {
+		cn.cancel()
+		for range cn.msgs {
+		}
 	}
 	return cn.closed
 }
