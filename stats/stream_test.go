@@ -28,7 +28,9 @@ func checkStreamIsSummarize(t *testing.T, name string, xs []float64, collectLimi
 	ps := []float64{0, 0.1, 1, 10, 100 / 3.0, 50, 66.7, 90, 95, 99, 99.9, 99.99, 100, -1, math.NaN()}
 	want := Summarize(xs, ps)
 	got, popStd := summarizeStream(streamOf(xs), ps, make([]uint64, StreamWorkWords), collectLimit)
-	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b)) }
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	}
 	for i := range ps {
 		if !same(got.Percentiles[i].Value, want.Percentiles[i].Value) {
 			t.Errorf("%s: p%g = %v, Summarize's %v", name, ps[i], got.Percentiles[i].Value, want.Percentiles[i].Value)
