@@ -62,16 +62,14 @@ func (p *pool) add(s *Set, v float64, ramp bool) {
 			runtime.AddCleanup(s, (*spill).close, p.spill)
 		}
 	}
-	if p.spillErr == nil {
-		err := p.spill.add(v, ramp)
-		if err != nil {
-			p.fallBack(err) // which samples v too: it is pending in the block
-			return
-		}
-		p.seen++
+	if p.spillErr != nil {
+		p.sample(v, ramp)
 		return
 	}
-	p.sample(v, ramp)
+	p.seen++
+	if err := p.spill.add(v, ramp); err != nil {
+		p.fallBack(err) // which samples v too: it is pending in the block
+	}
 }
 
 // setRamp sets the ramp bit of the value in memory at j.

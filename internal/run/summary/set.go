@@ -13,7 +13,8 @@ import (
 // A Set holds the finished requests of a run in compact form: per request
 // only the figures that the summary, the SLO verdicts, the checks and the
 // HTML charts read (a Sample, packed into 16 to 192 bytes), with the
-// per-event values (text gaps, stamp delays) pooled and capped, and the
+// per-event values (text gaps, stamp delays) pooled (in memory up to a
+// cap, then in a temporary file: pool.go), and the
 // failures grouped by message as they come. The runner keeps a Set instead of the records, so a
 // day-long soak holds a bounded amount per request while the full records go
 // to the results file as they complete; readers of a results file build one
