@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -147,8 +148,9 @@ func selectRanks(each func(yield func(float64)), n int, ranks []int, work []uint
 	// Every pass settles a bucket or takes it a digit deeper; there are at
 	// most 64/digitBits digits, so this ends.
 	for len(pending) > 0 {
+		// The targets of one bucket side by side.
 		slices.SortFunc(pending, func(a, b rankTarget) int {
-			return cmpTarget(a.depth, a.prefix, b.depth, b.prefix)
+			return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.prefix, b.prefix))
 		})
 		buckets, covered := planPass(pending, len(work), collectLimit)
 		runPass(each, buckets, work)
@@ -166,19 +168,6 @@ func selectRanks(each func(yield func(float64)), n int, ranks []int, work []uint
 		pending = append(next, pending[covered:]...)
 	}
 	return stat
-}
-
-func cmpTarget(da int, pa uint64, db int, pb uint64) int {
-	if da != db {
-		return da - db
-	}
-	switch {
-	case pa < pb:
-		return -1
-	case pa > pb:
-		return 1
-	}
-	return 0
 }
 
 // planPass lays out the buckets of the next pass in work (words): the
