@@ -1,5 +1,7 @@
 // Package stats holds the statistics omnibench reports and compares runs
-// with: sample summaries (numpy-style percentiles), Welch's t-test,
+// with: sample summaries (numpy-style percentiles; SummarizeStream for a
+// series read in passes rather than held, with the same percentiles to the
+// bit), Welch's t-test,
 // the Mann–Whitney U test, Fisher's exact test of two failure rates, effect
 // sizes, the minimum detectable effect, lag-1 autocorrelation with an
 // effective sample size, and Holm–Bonferroni correction. Student's t

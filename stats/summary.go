@@ -70,13 +70,24 @@ func SummarizeInPlace(xs []float64, percentiles []float64) Summary {
 // summarizeSorted describes sorted, the finite values in ascending order,
 // of which dropped non-finite ones were left out.
 func summarizeSorted(sorted []float64, dropped int, percentiles []float64) Summary {
-	s := Summary{N: len(sorted), Dropped: dropped}
+	mean, ss := meanSS(sorted)
+	return summarizeOrdered(len(sorted), dropped, func(i int) float64 { return sorted[i] }, mean, ss, percentiles)
+}
+
+// summarizeOrdered describes n finite values, of which dropped non-finite
+// ones were left out, from their order statistics (at(i) is the i-th
+// smallest; at is called only for those the percentiles, the minimum and
+// the maximum need: see percentileRanks), their mean and their sum of
+// squared deviations ss (meanSS). Summarize and SummarizeStream share it,
+// so that their figures come from one arithmetic.
+func summarizeOrdered(n, dropped int, at func(i int) float64, mean, ss float64, percentiles []float64) Summary {
+	s := Summary{N: n, Dropped: dropped}
 	if s.Dropped > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d non-finite value(s) dropped", s.Dropped))
 	}
 	s.Percentiles = make([]PercentileValue, len(percentiles))
 	for i, p := range percentiles {
-		s.Percentiles[i] = PercentileValue{P: p, Value: Percentile(sorted, p)}
+		s.Percentiles[i] = PercentileValue{P: p, Value: percentileAt(n, at, p, p > 0)}
 		if !(p >= 0 && p <= 100) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("percentile %g is outside [0, 100]", p))
 		}
@@ -87,11 +98,13 @@ func summarizeSorted(sorted []float64, dropped int, percentiles []float64) Summa
 		s.Warnings = append(s.Warnings, "no samples")
 		return s
 	}
-	s.Min, s.Max = sorted[0], sorted[s.N-1]
-	s.Median = Percentile(sorted, 50)
-	s.Mean, s.Std = meanStd(sorted)
+	s.Min, s.Max = at(0), at(n-1)
+	s.Median = percentileAt(n, at, 50, true)
+	s.Mean, s.Std = mean, math.NaN()
 	if s.N == 1 {
 		s.Warnings = append(s.Warnings, "one sample: no standard deviation")
+	} else {
+		s.Std = math.Sqrt(ss / float64(n-1))
 	}
 	return s
 }
@@ -107,22 +120,33 @@ func Percentile(sorted []float64, p float64) float64 {
 	if n == 0 || !(p >= 0 && p <= 100) {
 		return math.NaN()
 	}
-	if p > 0 && !slices.ContainsFunc(sorted, math.IsNaN) {
+	type7 := p > 0 && !slices.ContainsFunc(sorted, math.IsNaN)
+	return percentileAt(n, func(i int) float64 { return sorted[i] }, p, type7)
+}
+
+// percentileAt is Percentile of n values in ascending order, the i-th
+// smallest being at(i); type7 says that none is NaN and p > 0, where
+// montanaflynn/stats' arithmetic applies.
+func percentileAt(n int, at func(i int) float64, p float64, type7 bool) float64 {
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return math.NaN()
+	}
+	if type7 {
 		// montanaflynn/stats' Percentile, whose arithmetic the figures have
-		// always followed to the last bit, on the slice as given: the
-		// library sorts a copy of it on every call, which at the end of a
+		// always followed to the last bit, on the values as given: the
+		// library sorts a copy of them on every call, which at the end of a
 		// long run allocated the whole series once per percentile.
-		if v := sortedPercentileType7(sorted, p); !math.IsInf(v, 0) && !math.IsNaN(v) {
+		if v := sortedPercentileType7(n, at, p); !math.IsInf(v, 0) && !math.IsNaN(v) {
 			return v
 		}
 	}
 	h := float64(n-1) * p / 100
 	lo := int(math.Floor(h))
 	if lo >= n-1 {
-		return sorted[n-1]
+		return at(n - 1)
 	}
 	frac := h - float64(lo)
-	a, b := sorted[lo], sorted[lo+1]
+	a, b := at(lo), at(lo+1)
 	if d := b - a; !math.IsInf(d, 0) {
 		return a + frac*d
 	}
@@ -130,21 +154,41 @@ func Percentile(sorted []float64, p float64) float64 {
 	return (1-frac)*a + frac*b
 }
 
+// percentileRanks appends to ranks those of the order statistics that
+// percentileAt reads for percentile p of n values (each at most twice).
+func percentileRanks(ranks []int, n int, p float64) []int {
+	if n == 0 || !(p >= 0 && p <= 100) {
+		return ranks
+	}
+	k := int((p / 100) * float64(n-1))
+	lo := int(math.Floor(float64(n-1) * p / 100))
+	for _, r := range []int{k, k + 1, lo, lo + 1, n - 1} {
+		if r >= 0 && r < n {
+			ranks = append(ranks, r)
+		}
+	}
+	return ranks
+}
+
 // sortedPercentileType7 is montanaflynn/stats' Percentile (v0.14.0) for
-// sorted input without NaN and p in (0, 100], without its sorted copy.
-func sortedPercentileType7(sorted []float64, p float64) float64 {
-	n := len(sorted)
+// sorted input without NaN and p in (0, 100], without its sorted copy: the
+// i-th value is at(i).
+func sortedPercentileType7(n int, at func(i int) float64, p float64) float64 {
 	rank := (p / 100) * float64(n-1)
 	k := int(rank)
 	f := rank - float64(k)
-	if k+1 >= n || f == 0 || sorted[k+1] == sorted[k] {
-		return sorted[k]
+	if k+1 >= n || f == 0 {
+		return at(k)
 	}
-	delta := sorted[k+1] - sorted[k]
+	a, b := at(k), at(k+1)
+	if b == a {
+		return a
+	}
+	delta := b - a
 	if math.IsInf(delta, 1) {
-		return (1-f)*sorted[k] + f*sorted[k+1]
+		return (1-f)*a + f*b
 	}
-	return sorted[k] + f*delta
+	return a + f*delta
 }
 
 // Percentile returns the value of percentile p if it was requested.

@@ -122,30 +122,37 @@ func benchOf(set *Set, percentiles []float64, includeRamp bool, sc *scratch) *be
 		}
 	})
 	for _, d := range benchStems {
-		f := figure{pool: func(set *Set) *pool { return &set.gaps }}
-		if d.value != nil {
-			f = figure{value: func(set *Set, x *Sample, _ *quality) (float64, bool) { return d.value(set, x) }}
+		var sum stats.Summary
+		var std float64
+		if d.value == nil {
+			var err error
+			if sum, std, err = set.gaps.summary(includeRamp, percentiles, sc); err != nil {
+				continue // the main summary warns of it
+			}
+		} else {
+			f := figure{value: func(set *Set, x *Sample, _ *quality) (float64, bool) { return d.value(set, x) }}
+			xs := f.column(set, keep, sc)
+			// The standard deviation sums the values in the order kept,
+			// before the summary sorts them.
+			std = stats.PopulationStd(xs)
+			sum = stats.SummarizeInPlace(xs, percentiles)
 		}
-		xs := f.column(set, keep, includeRamp, sc)
-		if len(xs) == 0 {
-			continue
+		if sum.N+sum.Dropped > 0 {
+			b.put(d.stem, sum, std)
 		}
-		b.put(d.stem, xs, percentiles)
 	}
-	runtime.KeepAlive(set) // the text gaps' column is set's memory
+	runtime.KeepAlive(set) // the text gaps are set's memory
 	return b
 }
 
-// put sets the figures of one distribution, xs in the order kept (which it
-// reorders).
-func (b *benchFigures) put(stem string, xs, percentiles []float64) {
+// put sets the figures of one distribution: its summary and its population
+// standard deviation.
+func (b *benchFigures) put(stem string, sum stats.Summary, std float64) {
 	put := func(k string, v float64) {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
 			b.dists[k] = v
 		}
 	}
-	std := stats.PopulationStd(xs)
-	sum := stats.SummarizeInPlace(xs, percentiles)
 	put("mean_"+stem, sum.Mean)
 	put("median_"+stem, sum.Median)
 	put("std_"+stem, std)

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"fmt"
 	"runtime"
 
 	"github.com/omnibench/omnibench/internal/run/offheap"
@@ -117,12 +118,9 @@ func measuredFilter(includeRamp bool) func(*Sample) bool {
 	return func(x *Sample) bool { return !x.Warmup() && (includeRamp || !x.Ramp()) }
 }
 
-// column is the values of one figure over the samples that keep takes, in
-// the order added, in sc (or the pool's own memory: see pool.series).
-func (f *figure) column(set *Set, keep func(*Sample) bool, includeRamp bool, sc *scratch) []float64 {
-	if f.pool != nil {
-		return f.pool(set).series(includeRamp, sc)
-	}
+// column is the values of one figure (not a pool's) over the samples that
+// keep takes, in the order added, in sc.
+func (f *figure) column(set *Set, keep func(*Sample) bool, sc *scratch) []float64 {
 	xs := sc.take(set.Len())[:0]
 	set.each(func(i int, x *Sample) {
 		if !keep(x) {
@@ -145,20 +143,32 @@ func addMetrics(s *Summary, set *Set, opts Options, sc *scratch) {
 	keep := measuredFilter(opts.IncludeRamp)
 	for i := range summaryFigures {
 		f := &summaryFigures[i]
-		xs := f.column(set, keep, opts.IncludeRamp, sc)
-		if len(xs) == 0 {
+		var sum stats.Summary
+		if f.pool != nil {
+			var err error
+			if sum, _, err = f.pool(set).summary(opts.IncludeRamp, opts.Percentiles, sc); err != nil {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s left out: %v", f.name, err))
+				continue
+			}
+		} else {
+			sum = stats.SummarizeInPlace(f.column(set, keep, sc), opts.Percentiles)
+		}
+		if sum.N+sum.Dropped == 0 {
 			continue
 		}
-		s.Metrics = append(s.Metrics, Metric{Name: f.name, Unit: f.unit, Summary: stats.SummarizeInPlace(xs, opts.Percentiles)})
+		s.Metrics = append(s.Metrics, Metric{Name: f.name, Unit: f.unit, Summary: sum})
 	}
-	runtime.KeepAlive(set) // a pool's column is set's memory
+	runtime.KeepAlive(set) // the pools' values are set's memory
 }
 
-// scratch is the one buffer of the end-of-run figures, outside the Go heap
-// and given back by free.
+// scratch is the buffers of the end-of-run figures, outside the Go heap
+// and given back by free: one column of values and the pools' working
+// memory.
 type scratch struct {
-	arena offheap.Arena
-	buf   []float64
+	arena   offheap.Arena
+	buf     []float64
+	work    offheap.Arena
+	wordBuf []uint64
 }
 
 // take returns n values of scratch space (their contents are undefined).
@@ -170,7 +180,17 @@ func (sc *scratch) take(n int) []float64 {
 	return sc.buf[:n]
 }
 
+// words returns n words of working memory (their contents are undefined).
+func (sc *scratch) words(n int) []uint64 {
+	if len(sc.wordBuf) < n {
+		sc.work.Free()
+		sc.wordBuf = offheap.Make[uint64](&sc.work, n)
+	}
+	return sc.wordBuf[:n]
+}
+
 func (sc *scratch) free() {
 	sc.arena.Free()
-	sc.buf = nil
+	sc.work.Free()
+	sc.buf, sc.wordBuf = nil, nil
 }

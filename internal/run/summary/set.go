@@ -8,13 +8,13 @@ import (
 
 	"github.com/omnibench/omnibench/internal/run/offheap"
 	"github.com/omnibench/omnibench/internal/run/results"
-	"github.com/omnibench/omnibench/stats"
 )
 
 // A Set holds the finished requests of a run in compact form: per request
 // only the figures that the summary, the SLO verdicts, the checks and the
 // HTML charts read (a Sample, packed into 16 to 192 bytes), with the
-// per-event values (text gaps, stamp delays) pooled and capped, and the
+// per-event values (text gaps, stamp delays) pooled (in memory up to a
+// cap, then in a temporary file: pool.go), and the
 // failures grouped by message as they come. The runner keeps a Set instead of the records, so a
 // day-long soak holds a bounded amount per request while the full records go
 // to the results file as they complete; readers of a results file build one
@@ -135,11 +135,13 @@ const (
 	maxInterned = 255
 	maxLabels   = 16
 	otherString = "(other)"
-	// DefaultMaxEventValues caps each pooled per-event distribution (text
-	// gaps, stamp delays): up to it every value is kept and the figures are
-	// exact; past it the pool is a uniform sample (reservoir) of all the
-	// values, and the summary warns.
-	DefaultMaxEventValues = 1 << 19
+	// DefaultMaxEventValues caps the values each pooled per-event
+	// distribution (text gaps, stamp delays) keeps in memory, 8 bytes and a
+	// bit each: past it every further value goes to a temporary file
+	// (pool.go) and the figures stay exact. Only when that file cannot be
+	// written does the pool become a uniform sample of the values, and the
+	// summary warns.
+	DefaultMaxEventValues = 1 << 16
 	// maxErrorKeys bounds the distinct (class, status, message) groups
 	// counted; failures past it are counted as left out of the error set.
 	maxErrorKeys = 10_000
@@ -150,8 +152,8 @@ func NewSet() *Set {
 	s := &Set{
 		arena:      new(offheap.Arena),
 		maxSamples: DefaultMaxSamples,
-		gaps:       pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(1, 2))},
-		stamps:     pool{max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(3, 4))},
+		gaps:       pool{name: MetricTextGap + " (text gaps)", max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(1, 2))},
+		stamps:     pool{name: MetricStampDelay + " (stamp delays)", max: DefaultMaxEventValues, rng: rand.New(rand.NewPCG(3, 4))},
 		errors:     map[errorKey]*errorCount{},
 		Totals:     Totals{Completed: map[string]int{}, Continuous: map[string]int{}, SpeechContinuous: map[string]int{}},
 	}
@@ -188,11 +190,7 @@ func (s *Set) each(f func(i int, x *Sample)) {
 // OffHeapBytes is the memory the Set's samples and pools fill outside the
 // Go heap: what is resident of it, to within a page per block.
 func (s *Set) OffHeapBytes() int {
-	n := s.samples.bytes()
-	for _, p := range []*pool{&s.gaps, &s.stamps} {
-		n += 8*len(p.values) + (len(p.values)+7)/8
-	}
-	return n
+	return s.samples.bytes() + s.gaps.offHeapBytes() + s.stamps.offHeapBytes()
 }
 
 // Add takes one finished request; r is not kept.
@@ -252,11 +250,11 @@ func (s *Set) Add(r *results.Record) {
 	}
 	if !r.Warmup {
 		for _, d := range r.StampDelaysS {
-			s.stamps.add(s.arena, d*1000, ramp)
+			s.stamps.add(s, d*1000, ramp)
 		}
 		if r.OK() {
 			for _, g := range r.TextGapsS {
-				s.gaps.add(s.arena, g*1000, ramp)
+				s.gaps.add(s, g*1000, ramp)
 			}
 		} else {
 			s.addError(r, ramp)
@@ -351,18 +349,18 @@ func (s *Set) Models() []string { return s.modelsSeen }
 func (s *Set) Realtime() []RealtimeTurn { return s.realtime }
 
 // StampDelayPercentileMS is percentile p (numpy's linear method) of the
-// kept stamp delays of the measured (non-warm-up) requests, ramp included,
-// in milliseconds; ok is false when there are none.
+// stamp delays of the measured (non-warm-up) requests, ramp included, in
+// milliseconds; ok is false when there are none, or when the part of them
+// in the pool's temporary file cannot be read back.
 func (s *Set) StampDelayPercentileMS(p float64) (v float64, ok bool) {
-	if len(s.stamps.values) == 0 {
-		return 0, false
-	}
 	var sc scratch
 	defer sc.free()
-	xs := s.stamps.series(true, &sc)
-	v = stats.PercentileSelect(xs, p)
+	sum, _, err := s.stamps.summary(true, []float64{p}, &sc)
 	runtime.KeepAlive(s)
-	return v, true
+	if err != nil || sum.N == 0 {
+		return 0, false
+	}
+	return sum.Percentiles[0].Value, true
 }
 
 func contains(xs []string, x string) bool {
@@ -468,60 +466,6 @@ func (t *tableOf) at(j uint8) string {
 
 func (t *tableOf) overflowed() bool { return len(t.names) > maxInterned }
 
-// pool keeps per-event values (in the unit reported) up to max, then a
-// uniform sample of all of them (Vitter's algorithm R); a bit per value
-// marks the ramp phase's. Its memory, max values reserved at the first
-// value, comes from the Set's arena: only the part written to is resident.
-// The summary sorts the values in place when none is a ramp's (see
-// series); the sample stays uniform whatever their order.
-type pool struct {
-	values []float64 // len: the values kept
-	ramp   []uint64  // bit i: values[i] is of a ramp-phase request
-	ramps  int       // kept values of ramp-phase requests
-	seen   int
-	max    int
-	rng    *rand.Rand
-}
-
-func (p *pool) add(arena *offheap.Arena, v float64, ramp bool) {
-	p.seen++
-	if p.values == nil {
-		p.values = offheap.Make[float64](arena, max(p.max, 1))[:0]
-		p.ramp = offheap.Make[uint64](arena, max(p.max, 1)/64+1)
-	}
-	j := len(p.values)
-	if j < p.max {
-		p.values = append(p.values, v)
-	} else if j = p.rng.IntN(p.seen); j < p.max {
-		p.values[j] = v
-	} else {
-		return
-	}
-	if was := p.ramp[j/64]&(1<<(j%64)) != 0; was != ramp {
-		p.ramp[j/64] ^= 1 << (j % 64)
-		p.ramps += b2i(ramp) - b2i(was)
-	}
-}
-
-// sampled reports whether the pool is a sample rather than every value.
-func (p *pool) sampled() bool { return p.seen > len(p.values) }
-
-// series returns the kept values, ramp ones only with includeRamp, in the
-// order kept. When no value is a ramp's it is the pool's own memory, which
-// the caller may reorder; otherwise a copy in sc.
-func (p *pool) series(includeRamp bool, sc *scratch) []float64 {
-	if p.ramps == 0 {
-		return p.values
-	}
-	xs := sc.take(len(p.values))[:0]
-	for i, v := range p.values {
-		if includeRamp || p.ramp[i/64]&(1<<(i%64)) == 0 {
-			xs = append(xs, v)
-		}
-	}
-	return xs
-}
-
 // errorKey groups failures as the error set does; ramp keeps the phases
 // apart for Options.IncludeRamp.
 type errorKey struct {
@@ -584,13 +528,9 @@ func b2i(b bool) int {
 // capWarnings say where a bound of the Set changed what is measured.
 func (s *Set) capWarnings() []string {
 	var w []string
-	for _, p := range []struct {
-		name string
-		p    *pool
-	}{{MetricTextGap + " (text gaps)", &s.gaps}, {MetricStampDelay + " (stamp delays)", &s.stamps}} {
-		if p.p.sampled() {
-			w = append(w, fmt.Sprintf("%s: %d values, more than the %d kept: its figures are from a uniform random sample of them",
-				p.name, p.p.seen, len(p.p.values)))
+	for _, p := range []*pool{&s.gaps, &s.stamps} {
+		if p.sampled() {
+			w = append(w, p.sampleWarning())
 		}
 	}
 	for _, t := range []struct {

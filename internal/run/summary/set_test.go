@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/omnibench/omnibench/internal/run/results"
+	"github.com/omnibench/omnibench/stats"
 )
 
 // mixedRecords is a run with every kind of record the summary tells apart:
@@ -111,7 +114,10 @@ func mixedRecords(n int, seed uint64) []results.Record {
 
 // TestSetMatchesRecords: the summary of the compact Set equals, field by
 // field, the one the pre-Set implementation (reference_test.go) computes
-// from the full records, for several option sets.
+// from the full records, for several option sets; but for the mean and
+// standard deviation of the per-event pools, which the Set sums in the
+// order the values came (see pool.summary) and the records sorted: those
+// agree to within a relative 1e-12.
 func TestSetMatchesRecords(t *testing.T) {
 	recs := mixedRecords(3000, 7)
 	goodput, err := ParseGoodput("ttfp:150,e2e:900,itl:15,underrun:100,rtf:0.8")
@@ -126,6 +132,7 @@ func TestSetMatchesRecords(t *testing.T) {
 	} {
 		want := ComputeRef(recs, opts)
 		got := ComputeSet(SetOf(recs), opts)
+		alignPoolSums(t, got, want)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("options %+v: the Set's summary differs from the records'\n got %+v\nwant %+v", opts, got, want)
 		}
@@ -151,11 +158,77 @@ func TestSetErrorSetManyMessages(t *testing.T) {
 	}
 }
 
-// TestSetEventPoolCap: past its cap a pool keeps a uniform sample and the
-// summary says so; below it nothing is said.
-func TestSetEventPoolCap(t *testing.T) {
+// alignPoolSums checks that the means and standard deviations of the pooled
+// figures of got are want's to within a relative 1e-12, and then gives got
+// want's, so that the rest compares exactly.
+func alignPoolSums(t *testing.T, got, want *Summary) {
+	t.Helper()
+	near := func(a, b float64) bool { return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b)) }
+	for i := range got.Metrics {
+		g := &got.Metrics[i].Summary
+		if name := got.Metrics[i].Name; name != MetricTextGap && name != MetricStampDelay {
+			continue
+		}
+		w, ok := want.Metric(got.Metrics[i].Name)
+		if !ok || !near(g.Mean, w.Mean) || !near(g.Std, w.Std) {
+			t.Errorf("%s: mean %v std %v, the records' %v %v", got.Metrics[i].Name, g.Mean, g.Std, w.Mean, w.Std)
+			continue
+		}
+		g.Mean, g.Std = w.Mean, w.Std
+	}
+	if got.bench != nil && want.bench != nil {
+		const k = "mean_itl_ms"
+		if g, w := got.bench.dists[k], want.bench.dists[k]; !near(g, w) {
+			t.Errorf("%s %v, the records' %v", k, g, w)
+		} else {
+			got.bench.dists[k] = w
+		}
+	}
+}
+
+// TestSetEventPoolSpills: past the values a pool keeps in memory the rest
+// go to its temporary file, and the figures are those of every value, to
+// the bit for the percentiles, with no warning; below the cap nothing is
+// said either.
+func TestSetEventPoolSpills(t *testing.T) {
 	set := NewSet()
 	set.gaps.max = 100
+	set.gaps.dir = t.TempDir()
+	var all []float64
+	for i := range 20_000 {
+		g := float64((i*7919)%20_000) / 1000 // each of 0..19999 ms once, out of order
+		all = append(all, g*1000)
+		set.Add(&results.Record{Seq: i, E2ES: 1, TTFTS: 0.1, TextGapsS: []float64{g}})
+	}
+	if set.gaps.spilled() != len(all)-100 || set.gaps.spill.written == 0 {
+		t.Fatalf("%d values in the file (%d bytes written), want %d", set.gaps.spilled(), set.gaps.spill.written, len(all)-100)
+	}
+	ps := []float64{1, 50, 90, 99, 99.9}
+	s := ComputeSet(set, Options{Percentiles: ps})
+	m, ok := s.Metric(MetricTextGap)
+	want := stats.Summarize(all, ps)
+	if !ok || m.N != want.N || m.Min != want.Min || m.Max != want.Max || m.Median != want.Median || !reflect.DeepEqual(m.Percentiles, want.Percentiles) {
+		t.Errorf("itl_ms %+v, want every value's %+v", m, want)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "sample") {
+			t.Errorf("a spilled pool warns: %q", w)
+		}
+	}
+	for _, w := range ComputeSet(SetOf(mixedRecords(200, 1)), Options{}).Warnings {
+		if strings.Contains(w, "sample") || strings.Contains(w, otherString) || strings.Contains(w, "past the") {
+			t.Errorf("a cap warning below every cap: %q", w)
+		}
+	}
+}
+
+// TestSetEventPoolSampleWithoutFile: a pool whose temporary file cannot be
+// created keeps a uniform sample of its values, and the summary says so,
+// with the reason.
+func TestSetEventPoolSampleWithoutFile(t *testing.T) {
+	set := NewSet()
+	set.gaps.max = 100
+	set.gaps.dir = filepath.Join(t.TempDir(), "missing")
 	for i := range 1000 {
 		set.Add(&results.Record{Seq: i, E2ES: 1, TTFTS: 0.1, TextGapsS: []float64{float64(i) / 1000}})
 	}
@@ -170,15 +243,64 @@ func TestSetEventPoolCap(t *testing.T) {
 	}
 	warned := false
 	for _, w := range s.Warnings {
-		warned = warned || w == "itl_ms (text gaps): 1000 values, more than the 100 kept: its figures are from a uniform random sample of them"
+		warned = warned || strings.HasPrefix(w, "itl_ms (text gaps): 1000 values, more than the 100 kept in memory: "+
+			"its figures are from a uniform random sample of them, as the rest could not be written to a temporary file (creating the temporary file: ")
 	}
 	if !warned {
 		t.Errorf("no warning about the sampled text gaps: %q", s.Warnings)
 	}
-	for _, w := range ComputeSet(SetOf(mixedRecords(200, 1)), Options{}).Warnings {
-		if strings.Contains(w, "sample") || strings.Contains(w, otherString) || strings.Contains(w, "past the") {
-			t.Errorf("a cap warning below every cap: %q", w)
+}
+
+// TestSetEventPoolWriteError: when writing the file fails part way, what it
+// held goes through the sample as it would have: the sample is uniform over
+// every value, and the summary warns.
+func TestSetEventPoolWriteError(t *testing.T) {
+	set := NewSet()
+	set.gaps.max = 100
+	set.gaps.dir = t.TempDir()
+	const n = 40_000
+	add := func(i int) {
+		set.Add(&results.Record{Seq: i, E2ES: 1, TTFTS: 0.1, TextGapsS: []float64{float64(i) / 1000}})
+	}
+	for i := range n / 2 {
+		add(i)
+	}
+	sp := set.gaps.spill
+	if sp == nil || sp.written == 0 {
+		t.Fatal("the pool wrote nothing to its file")
+	}
+	// The same file, open for reading only: the next block's write fails,
+	// reading it back still works.
+	readOnly, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", sp.f.Fd()))
+	if err != nil {
+		t.Skipf("no /proc/self/fd to reopen the file read-only: %v", err)
+	}
+	sp.f.Close()
+	sp.f = readOnly
+	for i := n / 2; i < n; i++ {
+		add(i)
+	}
+	if set.gaps.spill != nil || set.gaps.spillErr == nil {
+		t.Fatalf("the pool still spills after a write error")
+	}
+	s := ComputeSet(set, Options{})
+	m, _ := s.Metric(MetricTextGap)
+	if m.N != 100 {
+		t.Fatalf("itl_ms over %d values, want the 100 kept", m.N)
+	}
+	// Half the values were in the file or its pending block when the write
+	// failed, and were sampled from there: about half the sample.
+	replayed := 0
+	for _, v := range set.gaps.values {
+		if v >= 100 && v < n/2 {
+			replayed++
 		}
+	}
+	if replayed < 25 || replayed > 75 {
+		t.Errorf("%d of the 100 sampled values from the file's, want about 50", replayed)
+	}
+	if ws := strings.Join(s.Warnings, "\n"); !strings.Contains(ws, "uniform random sample") || !strings.Contains(ws, "bad file descriptor") {
+		t.Errorf("no warning with the write error: %q", s.Warnings)
 	}
 }
 
