@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +44,11 @@ const scrapeLoadStreams = 500
 // seconds of each other on the same machine load. It reports per mode the
 // pooled p99, the median of the pairs' p99 ratios with the least and
 // greatest pair, and the jackknife range of the pooled ratio; each pair is
-// logged.
+// logged. Pairs of runs share the machine's load only roughly (other jobs
+// come and go within seconds), so it also measures inside each run: the
+// runtime's histogram of the time goroutines waited for a processor,
+// sampled every few milliseconds, split between the periods during an
+// interval scrape and the others, which the same run's load shares.
 func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	ensureFiles(b, 2*scrapeLoadStreams+256)
 	replicas := strings.TrimSuffix(strings.Repeat("32,", 16), ",")
@@ -63,6 +68,7 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	}{{"none", 0}, {"1s", time.Second}, {"5s", 5 * time.Second}}
 	runs := make([]levelRuns, len(modes))
 	intervals := make([]int, len(modes))
+	waits := make([]schedWaits, len(modes))
 	var clients []func(ctx context.Context)
 	for k, m := range modes {
 		clients = append(clients, func(ctx context.Context) {
@@ -77,7 +83,9 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 			}
 			lines := &markerCounter{}
 			cfg.Out = lines
+			stop := sampleSchedLatencies()
 			fig := runnerLevel(ctx, b, cfg, "scrapes-"+m.name, scrapeLoadStreams, measuredStampDelaysMS)
+			waits[k].add(stop(), lines.windows)
 			if fig.errors > 0 || lines.gaps > 0 {
 				b.Fatalf("%s: %d failed requests (the first %s), %d failed scrapes", m.name, fig.errors, fig.firstErr, lines.gaps)
 			}
@@ -90,6 +98,7 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 		for k := 1; k < len(modes); k++ {
 			reportScrapeMode(b, modes[k].name, runs[k], runs[0])
 			b.ReportMetric(float64(intervals[k])/float64(len(runs[k])), modes[k].name+"-interval-scrapes/run")
+			waits[k].report(b, modes[k].name)
 		}
 	})
 }
@@ -138,18 +147,27 @@ func startStaticExposition(b *testing.B, url string) string {
 }
 
 // markerCounter is a results file that keeps nothing but counts the
-// lines of interval scrapes and, among them, the gaps.
+// lines of interval scrapes and, among them, the gaps, and notes when each
+// scrape that did not fail was under way.
 type markerCounter struct {
 	partial         []byte // a line not ended yet
 	intervals, gaps int
+	windows         []scrapeWindow
 }
+
+// scrapeWindow is when one interval scrape was under way: from the start
+// of its fetch (the time on its line) to the write of its line, its last
+// step.
+type scrapeWindow struct{ from, to time.Time }
 
 var (
 	intervalMarker = []byte(`"phase":"interval"`)
 	gapMarker      = []byte(`"gap":"`)
+	atMarker       = []byte(`"at":"`)
 )
 
 func (c *markerCounter) Write(p []byte) (int, error) {
+	written := time.Now()
 	c.partial = append(c.partial, p...)
 	for {
 		i := bytes.IndexByte(c.partial, '\n')
@@ -160,10 +178,127 @@ func (c *markerCounter) Write(p []byte) (int, error) {
 			c.intervals++
 			if bytes.Contains(line, gapMarker) {
 				c.gaps++
+			} else if from, ok := lineTime(line); ok {
+				c.windows = append(c.windows, scrapeWindow{from, written})
 			}
 		}
 		c.partial = c.partial[i+1:]
 	}
+}
+
+// lineTime is the time ("at") of a scrape line.
+func lineTime(line []byte) (time.Time, bool) {
+	_, rest, found := bytes.Cut(line, atMarker)
+	stamp, _, closed := bytes.Cut(rest, []byte(`"`))
+	if !found || !closed {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(stamp))
+	return at, err == nil
+}
+
+// schedSamplePeriod is how often sampleSchedLatencies reads the runtime's
+// histogram: short beside a scrape (tens of milliseconds), long beside
+// the read itself (microseconds).
+const schedSamplePeriod = 5 * time.Millisecond
+
+// schedSamples are successive reads of the runtime's histogram of the time
+// goroutines waited, runnable, for a processor (/sched/latencies:seconds),
+// the wait that a scrape holding a processor adds to the load's readers.
+type schedSamples struct {
+	buckets []float64 // bucket boundaries, in seconds
+	at      []time.Time
+	counts  [][]uint64
+}
+
+// sampleSchedLatencies reads the histogram every schedSamplePeriod until
+// stop is called, which returns the reads.
+func sampleSchedLatencies() (stop func() *schedSamples) {
+	const name = "/sched/latencies:seconds"
+	samples := &schedSamples{}
+	read := func() {
+		m := []metrics.Sample{{Name: name}}
+		metrics.Read(m)
+		h := m[0].Value.Float64Histogram()
+		samples.buckets = h.Buckets
+		samples.at = append(samples.at, time.Now())
+		samples.counts = append(samples.counts, h.Counts)
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(schedSamplePeriod)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() *schedSamples {
+		close(done)
+		<-finished
+		read()
+		return samples
+	}
+}
+
+// schedWaits are the scheduling waits of a mode's runs, split between the
+// sampling periods that overlapped an interval scrape and the others.
+type schedWaits struct {
+	buckets         []float64
+	during, outside []uint64
+}
+
+// add splits the counts of s between during and outside by windows.
+func (w *schedWaits) add(s *schedSamples, windows []scrapeWindow) {
+	w.buckets = s.buckets
+	if w.during == nil {
+		w.during, w.outside = make([]uint64, len(s.buckets)-1), make([]uint64, len(s.buckets)-1)
+	}
+	for i := 1; i < len(s.at); i++ {
+		into := w.outside
+		for _, win := range windows {
+			if s.at[i].After(win.from) && s.at[i-1].Before(win.to) {
+				into = w.during
+				break
+			}
+		}
+		for k := range into {
+			into[k] += s.counts[i][k] - s.counts[i-1][k]
+		}
+	}
+}
+
+// p99MS is the upper bound of the bucket that holds the 99th percentile
+// of counts, in ms, and the count of waits.
+func (w *schedWaits) p99MS(counts []uint64) (p99 float64, n uint64) {
+	for _, c := range counts {
+		n += c
+	}
+	seen := uint64(0)
+	for k, c := range counts {
+		if seen += c; float64(seen) >= 0.99*float64(n) && n > 0 {
+			return w.buckets[k+1] * 1000, n
+		}
+	}
+	return 0, n
+}
+
+// report reports the p99 of the waits during scrapes and outside them.
+func (w *schedWaits) report(b *testing.B, name string) {
+	if w.during == nil {
+		return
+	}
+	during, nd := w.p99MS(w.during)
+	outside, no := w.p99MS(w.outside)
+	b.ReportMetric(during, name+"-sched-wait-p99-ms-during-scrapes")
+	b.ReportMetric(outside, name+"-sched-wait-p99-ms-outside")
+	b.Logf("%s: scheduling wait p99 %.3f ms during scrapes (%d waits), %.3f ms outside (%d waits)",
+		name, during, nd, outside, no)
 }
 
 // measuredStampDelaysMS are a record's send-stamp delays in ms, none for
