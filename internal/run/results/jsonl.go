@@ -102,10 +102,42 @@ func (w *Writer) WriteClient(c ClientHealth) error {
 	return w.writeLine(&clientLine{Type: TypeClient, ClientHealth: c})
 }
 
-// WriteScrape writes one scrape line.
+// WriteScrape writes one scrape line. Series on one line (as
+// breakdown.Series.AppendJSON and a results file give them) go into it as
+// they are: encoding/json would check and compact them again, one more
+// pass over megabytes at a large topology, during the load. sc.Series must
+// be valid JSON; Series over several lines are compacted.
 func (w *Writer) WriteScrape(sc Scrape) error {
 	sc.Type = TypeScrape
-	return w.writeLine(&sc)
+	series := sc.Series
+	if len(series) == 0 || bytes.ContainsAny(series, "\r\n") {
+		return w.writeLine(&sc)
+	}
+	sc.Series = nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Reset()
+	if err := w.enc.Encode(&sc); err != nil {
+		return fmt.Errorf("results: encode scrape line: %w", err)
+	}
+	// The series member follows "at", as in Scrape: after the closing
+	// quote of its time (type and phase before it are quoted strings, in
+	// which a quote is escaped, so the first `"at":"` is the member).
+	line := w.buf.Bytes()
+	at := bytes.Index(line, []byte(`"at":"`))
+	if at < 0 {
+		return fmt.Errorf("results: encode scrape line: no time in %q", line)
+	}
+	end := at + len(`"at":"`) + bytes.IndexByte(line[at+len(`"at":"`):], '"') + 1
+	rest := string(line[end:])
+	w.buf.Truncate(end)
+	w.buf.WriteString(`,"series":`)
+	w.buf.Write(series)
+	w.buf.WriteString(rest)
+	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
+		return fmt.Errorf("results: write line: %w", err)
+	}
+	return nil
 }
 
 func (w *Writer) writeLine(v any) error {

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -268,5 +269,56 @@ func TestReadKeepsScrapeLines(t *testing.T) {
 	}
 	if s := h.Scrapes[1]; s.Phase != ScrapeInterval || s.Gap != "timed out" || s.Series != nil {
 		t.Errorf("interval scrape %+v", s)
+	}
+}
+
+// A scrape line whose series are written as they are is the line
+// encoding/json writes, byte for byte, whatever members it has; series
+// over several lines are compacted, so that the line stays one line.
+func TestWriteScrapeAsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
+	from := at.Add(-time.Minute)
+	series := json.RawMessage(`{"families":[{"name":"a\u003cb\"at\":\"","series":[{"value":1.5}]}]}`)
+	for _, sc := range []Scrape{
+		{Phase: ScrapeFirst, At: at, Series: series},
+		{Phase: ScrapeLast, At: at, Series: series, MeasuredFrom: &from},
+		{Phase: `"at":"x`, At: at, Series: series, Gap: "both"},
+		{Phase: ScrapeInterval, At: at, Gap: "timed out"},
+		{Phase: ScrapeInterval, At: at, Series: json.RawMessage("{\n  \"families\": []\n}")},
+	} {
+		var got bytes.Buffer
+		if err := NewWriter(&got).WriteScrape(sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.Type = TypeScrape
+		want, err := json.Marshal(&sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want = append(want, '\n'); !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("WriteScrape wrote\n%s\nwant\n%s", got.Bytes(), want)
+		}
+	}
+}
+
+// BenchmarkWriteScrape is the write of one scrape line of about 4 MB of
+// series, as an interval scrape of a large server writes it.
+func BenchmarkWriteScrape(b *testing.B) {
+	var series bytes.Buffer
+	series.WriteString(`{"families":[{"name":"vllm:e2e_request_latency_seconds","type":"histogram","series":[`)
+	for i := range 20_000 {
+		if i > 0 {
+			series.WriteByte(',')
+		}
+		fmt.Fprintf(&series, `{"labels":{"stage":"%d","replica":"%d"},"buckets":[1,2,3,4,5,6,7,8,9,10],"sum":%d.5,"count":10}`, i%16, i%32, i)
+	}
+	series.WriteString(`]}]}`)
+	w := NewWriter(io.Discard)
+	sc := Scrape{Phase: ScrapeInterval, At: time.Now(), Series: series.Bytes()}
+	b.SetBytes(int64(series.Len()))
+	for b.Loop() {
+		if err := w.WriteScrape(sc); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,8 +5,11 @@ package runner_test
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,18 +27,28 @@ import (
 const scrapeLoadStreams = 500
 
 // BenchmarkStampDelayWithScrapes measures whether the run's interval
-// scrapes move the load's stamp delay p99: runs of omnibench's runner
-// against `omnibench serve` at 16 stages of 32 replicas with stats on (a
-// 17 MB exposition) and send stamps on, without interval scrapes, with
-// the default interval (5 s), with 500 ms to amplify their cost, and with
-// 500 ms of scrapes of a copy of the exposition served by this process
-// ("500ms-client": omnibench's side of a scrape alone, without the
-// server's rendering of 17 MB, which shares the machine's cores), in turn
-// (the order rotates every iteration), after one run of each that is not
-// measured (the first runs meet a cold server and client). Each run is 500
-// streams, two rounds (about 9 s). It reports each mode's pooled delay
-// p99 and its ratio to the runs without interval scrapes, and the
-// interval scrapes taken per run.
+// scrapes move the load's stamp delay p99. Every iteration runs
+// omnibench's runner three times in rotating order against the same
+// `omnibench serve` (send stamps on, in a process of its own): without
+// interval scrapes, with one every second (five times the default rate,
+// to amplify their cost) and with the default 5 s. The scrapes read a
+// static copy of the server's exposition at 16 stages of 32 replicas with
+// stats on (17 MB), served by another process that does nothing else, so
+// that neither the server under test nor omnibench's process pays for
+// rendering or serving it: what is left is omnibench's side of a scrape.
+//
+// Each run is 500 streams, one round of warm-up and two measured rounds
+// (about 13 s); only the measured rounds' delays count, which leaves out
+// the start-up burst of 500 streams opened at once. A run with scrapes
+// and the run without them of the same iteration are a pair, made within
+// seconds of each other on the same machine load. It reports per mode the
+// pooled p99, the median of the pairs' p99 ratios with the least and
+// greatest pair, and the jackknife range of the pooled ratio; each pair is
+// logged. Pairs of runs share the machine's load only roughly (other jobs
+// come and go within seconds), so it also measures inside each run: the
+// runtime's histogram of the time goroutines waited for a processor,
+// sampled every few milliseconds, split between the periods during an
+// interval scrape and the others, which the same run's load shares.
 func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	ensureFiles(b, 2*scrapeLoadStreams+256)
 	replicas := strings.TrimSuffix(strings.Repeat("32,", 16), ",")
@@ -48,29 +61,31 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	copied := copyExposition(b, srv.url+"/metrics")
+	copied := startStaticExposition(b, srv.url+"/metrics")
 	modes := []struct {
-		name    string
-		every   time.Duration
-		metrics string // "": the server's own
-	}{{"none", 0, ""}, {"5s", 5 * time.Second, ""}, {"500ms", 500 * time.Millisecond, ""},
-		{"500ms-client", 500 * time.Millisecond, copied}}
+		name  string
+		every time.Duration
+	}{{"none", 0}, {"1s", time.Second}, {"5s", 5 * time.Second}}
 	runs := make([]levelRuns, len(modes))
 	intervals := make([]int, len(modes))
+	waits := make([]schedWaits, len(modes))
 	var clients []func(ctx context.Context)
 	for k, m := range modes {
 		clients = append(clients, func(ctx context.Context) {
 			cfg := runner.Config{
 				Target: srv.url, Workload: wl, Scenario: benchScenario, Seed: 1,
-				Load:           load.Config{Concurrency: scrapeLoadStreams, Requests: 2 * scrapeLoadStreams},
+				Load: load.Config{Concurrency: scrapeLoadStreams, Warmup: scrapeLoadStreams,
+					Requests: 2 * scrapeLoadStreams},
 				Client:         client.Options{Timeout: time.Minute, IdleTimeout: 30 * time.Second},
 				Scrape:         runner.ScrapeOn,
 				ScrapeInterval: m.every,
-				MetricsURL:     m.metrics,
+				MetricsURL:     copied,
 			}
 			lines := &markerCounter{}
 			cfg.Out = lines
-			fig := runnerLevel(ctx, b, cfg, "scrapes-"+m.name, scrapeLoadStreams, stampDelaysMS)
+			stop := sampleSchedLatencies()
+			fig := runnerLevel(ctx, b, cfg, "scrapes-"+m.name, scrapeLoadStreams, measuredStampDelaysMS)
+			waits[k].add(stop(), lines.windows)
 			if fig.errors > 0 || lines.gaps > 0 {
 				b.Fatalf("%s: %d failed requests (the first %s), %d failed scrapes", m.name, fig.errors, fig.firstErr, lines.gaps)
 			}
@@ -78,54 +93,81 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 			intervals[k] += lines.intervals
 		})
 	}
-	ctx, cancel := context.WithTimeout(b.Context(), 3*benchDeadline)
-	for _, warm := range clients {
-		warm(ctx)
-	}
-	cancel()
-	runs, intervals = make([]levelRuns, len(modes)), make([]int, len(modes))
 	rotateClients(b, clients, func() {
-		for k, m := range modes {
-			b.ReportMetric(runs[k].pooledP99(-1), m.name+"-p99-delay-ms")
-			b.ReportMetric(float64(intervals[k])/float64(len(runs[k])), m.name+"-interval-scrapes/run")
-			if k > 0 {
-				ratio, _, _ := pooledP99Ratio(runs[k], runs[0])
-				b.ReportMetric(ratio, m.name+"-p99-ratio")
-			}
+		b.ReportMetric(runs[0].pooledP99(-1), "none-p99-delay-ms")
+		for k := 1; k < len(modes); k++ {
+			reportScrapeMode(b, modes[k].name, runs[k], runs[0])
+			b.ReportMetric(float64(intervals[k])/float64(len(runs[k])), modes[k].name+"-interval-scrapes/run")
+			waits[k].report(b, modes[k].name)
 		}
 	})
 }
 
-// copyExposition serves, from this process, a copy of the text exposition
-// at url, and returns where.
-func copyExposition(b *testing.B, url string) string {
+// reportScrapeMode reports one mode's runs with interval scrapes against
+// the runs without (none), pair by pair.
+func reportScrapeMode(b *testing.B, name string, with, none levelRuns) {
+	ratios := make([]float64, min(len(with), len(none)))
+	for i := range ratios {
+		ratios[i] = with[i].p99() / none[i].p99()
+		b.Logf("%s pair %d: p99 %.1f ms with, %.1f ms without (%d and %d events): ratio %.2f",
+			name, i+1, with[i].p99(), none[i].p99(), with[i].events, none[i].events, ratios[i])
+	}
+	b.ReportMetric(with.pooledP99(-1), name+"-p99-delay-ms")
+	b.ReportMetric(median(slices.Clone(ratios)), name+"-p99-ratio-paired-median")
+	b.ReportMetric(slices.Min(ratios), name+"-p99-ratio-paired-min")
+	b.ReportMetric(slices.Max(ratios), name+"-p99-ratio-paired-max")
+	ratio, lo, hi := pooledP99Ratio(with, none)
+	b.ReportMetric(ratio, name+"-p99-ratio-pooled")
+	b.ReportMetric(lo, name+"-p99-ratio-pooled-min-leave-one-out")
+	b.ReportMetric(hi, name+"-p99-ratio-pooled-max-leave-one-out")
+}
+
+// startStaticExposition fetches the text exposition at url once and serves
+// a copy of it from a child process (this test binary, re-executed), and
+// returns where.
+func startStaticExposition(b *testing.B, url string) string {
 	ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
 	defer cancel()
 	snap, err := scrape.Options{Accept: scrape.AcceptText}.Fetch(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", snap.ContentType)
-		_, _ = w.Write(snap.Body)
-	}))
-	b.Cleanup(srv.Close)
-	return srv.URL + "/metrics"
+	file := filepath.Join(b.TempDir(), "exposition")
+	content := append([]byte(snap.ContentType+"\n"), snap.Body...)
+	if err := os.WriteFile(file, content, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), runner.StaticExpositionEnv+"="+file)
+	return startChild(b, cmd).url + "/metrics"
 }
 
 // markerCounter is a results file that keeps nothing but counts the
-// lines of interval scrapes and, among them, the gaps.
+// lines of interval scrapes and, among them, the gaps, and notes when each
+// scrape that did not fail was under way.
 type markerCounter struct {
 	partial         []byte // a line not ended yet
 	intervals, gaps int
+	windows         []scrapeWindow
 }
+
+// scrapeWindow is when one interval scrape was under way: from the start
+// of its fetch (the time on its line) to the write of its line, its last
+// step.
+type scrapeWindow struct{ from, to time.Time }
 
 var (
 	intervalMarker = []byte(`"phase":"interval"`)
 	gapMarker      = []byte(`"gap":"`)
+	atMarker       = []byte(`"at":"`)
 )
 
 func (c *markerCounter) Write(p []byte) (int, error) {
+	written := time.Now()
 	c.partial = append(c.partial, p...)
 	for {
 		i := bytes.IndexByte(c.partial, '\n')
@@ -136,14 +178,135 @@ func (c *markerCounter) Write(p []byte) (int, error) {
 			c.intervals++
 			if bytes.Contains(line, gapMarker) {
 				c.gaps++
+			} else if from, ok := lineTime(line); ok {
+				c.windows = append(c.windows, scrapeWindow{from, written})
 			}
 		}
 		c.partial = c.partial[i+1:]
 	}
 }
 
-// stampDelaysMS are a record's send-stamp delays in ms.
-func stampDelaysMS(r *results.Record) []float64 {
+// lineTime is the time ("at") of a scrape line.
+func lineTime(line []byte) (time.Time, bool) {
+	_, rest, found := bytes.Cut(line, atMarker)
+	stamp, _, closed := bytes.Cut(rest, []byte(`"`))
+	if !found || !closed {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(stamp))
+	return at, err == nil
+}
+
+// schedSamplePeriod is how often sampleSchedLatencies reads the runtime's
+// histogram: short beside a scrape (tens of milliseconds), long beside
+// the read itself (microseconds).
+const schedSamplePeriod = 5 * time.Millisecond
+
+// schedSamples are successive reads of the runtime's histogram of the time
+// goroutines waited, runnable, for a processor (/sched/latencies:seconds),
+// the wait that a scrape holding a processor adds to the load's readers.
+type schedSamples struct {
+	buckets []float64 // bucket boundaries, in seconds
+	at      []time.Time
+	counts  [][]uint64
+}
+
+// sampleSchedLatencies reads the histogram every schedSamplePeriod until
+// stop is called, which returns the reads.
+func sampleSchedLatencies() (stop func() *schedSamples) {
+	const name = "/sched/latencies:seconds"
+	samples := &schedSamples{}
+	read := func() {
+		m := []metrics.Sample{{Name: name}}
+		metrics.Read(m)
+		h := m[0].Value.Float64Histogram()
+		samples.buckets = h.Buckets
+		samples.at = append(samples.at, time.Now())
+		samples.counts = append(samples.counts, h.Counts)
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(schedSamplePeriod)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() *schedSamples {
+		close(done)
+		<-finished
+		read()
+		return samples
+	}
+}
+
+// schedWaits are the scheduling waits of a mode's runs, split between the
+// sampling periods that overlapped an interval scrape and the others.
+type schedWaits struct {
+	buckets         []float64
+	during, outside []uint64
+}
+
+// add splits the counts of s between during and outside by windows.
+func (w *schedWaits) add(s *schedSamples, windows []scrapeWindow) {
+	w.buckets = s.buckets
+	if w.during == nil {
+		w.during, w.outside = make([]uint64, len(s.buckets)-1), make([]uint64, len(s.buckets)-1)
+	}
+	for i := 1; i < len(s.at); i++ {
+		into := w.outside
+		for _, win := range windows {
+			if s.at[i].After(win.from) && s.at[i-1].Before(win.to) {
+				into = w.during
+				break
+			}
+		}
+		for k := range into {
+			into[k] += s.counts[i][k] - s.counts[i-1][k]
+		}
+	}
+}
+
+// p99MS is the upper bound of the bucket that holds the 99th percentile
+// of counts, in ms, and the count of waits.
+func (w *schedWaits) p99MS(counts []uint64) (p99 float64, n uint64) {
+	for _, c := range counts {
+		n += c
+	}
+	seen := uint64(0)
+	for k, c := range counts {
+		if seen += c; float64(seen) >= 0.99*float64(n) && n > 0 {
+			return w.buckets[k+1] * 1000, n
+		}
+	}
+	return 0, n
+}
+
+// report reports the p99 of the waits during scrapes and outside them.
+func (w *schedWaits) report(b *testing.B, name string) {
+	if w.during == nil {
+		return
+	}
+	during, nd := w.p99MS(w.during)
+	outside, no := w.p99MS(w.outside)
+	b.ReportMetric(during, name+"-sched-wait-p99-ms-during-scrapes")
+	b.ReportMetric(outside, name+"-sched-wait-p99-ms-outside")
+	b.Logf("%s: scheduling wait p99 %.3f ms during scrapes (%d waits), %.3f ms outside (%d waits)",
+		name, during, nd, outside, no)
+}
+
+// measuredStampDelaysMS are a record's send-stamp delays in ms, none for
+// a warm-up record.
+func measuredStampDelaysMS(r *results.Record) []float64 {
+	if r.Warmup {
+		return nil
+	}
 	d := make([]float64, len(r.StampDelaysS))
 	for i, s := range r.StampDelaysS {
 		d[i] = s * 1000

@@ -361,15 +361,22 @@ func startServeWith(b *testing.B, args []string) *serveProcess {
 	if msg, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building omnibench: %v\n%s", err, msg)
 	}
+	return startChild(b, exec.Command(bin, args...))
+}
 
-	cmd := exec.Command(bin, args...)
+// startChild starts cmd, a server that writes "omnibench serve: listening
+// on URL" to its stderr, and returns it once it has. The process is
+// stopped (interrupt, then kill) when the benchmark ends.
+func startChild(b *testing.B, cmd *exec.Cmd) *serveProcess {
+	b.Helper()
+	bin := cmd.Path
 	// The server must not outlive a benchmark binary that is killed (for
 	// example by -timeout) before its cleanups run.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	logw := &serveLog{url: make(chan string, 1)}
 	cmd.Stderr = logw
 	if err := cmd.Start(); err != nil {
-		b.Fatalf("starting %s serve: %v", bin, err)
+		b.Fatalf("starting %s: %v", bin, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -391,14 +398,14 @@ func startServeWith(b *testing.B, args []string) *serveProcess {
 	case u := <-logw.url:
 		b.Cleanup(stop)
 		if !strings.HasPrefix(u, "http://127.0.0.1:") {
-			b.Fatalf("omnibench serve listens on %s, want 127.0.0.1", u)
+			b.Fatalf("%s listens on %s, want 127.0.0.1", bin, u)
 		}
 		return &serveProcess{url: u, pid: cmd.Process.Pid}
 	case err := <-exited:
-		b.Fatalf("omnibench serve exited before listening: %v\n%s", err, logw.text())
+		b.Fatalf("%s exited before listening: %v\n%s", bin, err, logw.text())
 	case <-t.C:
 		stop()
-		b.Fatalf("omnibench serve did not report its address within 30s\n%s", logw.text())
+		b.Fatalf("%s did not report its address within 30s\n%s", bin, logw.text())
 	}
 	return nil
 }

@@ -35,7 +35,12 @@ import (
 	"github.com/omnibench/omnibench/scenarios"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if file := os.Getenv(StaticExpositionEnv); file != "" {
+		os.Exit(serveStaticExposition(file))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // runGuard bounds every run of these tests: a run that does not stop on its
 // own is cut off and then fails its test as interrupted.
