@@ -151,14 +151,7 @@ func BenchmarkClientVsBareLoop(b *testing.B) {
 	ns, trs := levels(b, bareStreams), transports(b)
 	ensureFiles(b, uint64(slices.Max(ns))+256)
 	srv := startServeWith(b, bareServeFlags())
-	sc, err := scenarios.Get(benchScenario)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl, err := sc.Workload()
-	if err != nil {
-		b.Fatal(err)
-	}
+	wl := benchWorkload(b)
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
 			var bare, conn levelRuns

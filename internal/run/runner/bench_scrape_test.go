@@ -18,7 +18,6 @@ import (
 	"github.com/omnibench/omnibench/internal/run/results"
 	"github.com/omnibench/omnibench/internal/run/runner"
 	"github.com/omnibench/omnibench/load"
-	"github.com/omnibench/omnibench/scenarios"
 	"github.com/omnibench/omnibench/scrape"
 )
 
@@ -53,14 +52,7 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	ensureFiles(b, 2*scrapeLoadStreams+256)
 	replicas := strings.TrimSuffix(strings.Repeat("32,", 16), ",")
 	srv := startServeWith(b, append(bareServeFlags(), "--log-stats", "--replicas", replicas))
-	sc, err := scenarios.Get(benchScenario)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl, err := sc.Workload()
-	if err != nil {
-		b.Fatal(err)
-	}
+	wl := benchWorkload(b)
 	copied := startStaticExposition(b, srv.url+"/metrics")
 	modes := []struct {
 		name  string

@@ -107,14 +107,7 @@ func BenchmarkConcurrentStreams1000(b *testing.B) {
 // benchRuns performs one 1000-stream run per benchmark iteration and reports
 // the aggregated metrics.
 func benchRuns(b *testing.B, base runner.Config, srv *serveProcess) {
-	sc, err := scenarios.Get(benchScenario)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl, err := sc.Workload()
-	if err != nil {
-		b.Fatal(err)
-	}
+	wl := benchWorkload(b)
 	base.Workload = wl
 	base.Scenario = benchScenario
 	base.Seed = 1
@@ -508,4 +501,19 @@ func keepRecords(cfg runner.Config) (runner.Config, func() []results.Record) {
 		defer mu.Unlock()
 		return recs
 	}
+}
+
+// benchWorkload is the workload of benchScenario, which every client
+// benchmark runs.
+func benchWorkload(b *testing.B) *scenarios.Workload {
+	b.Helper()
+	sc, err := scenarios.Get(benchScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := sc.Workload()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return wl
 }
