@@ -94,6 +94,11 @@ func (o *Onset) startChecks(f wav.Format, gateDBFS float64) {
 	o.checking = true
 }
 
+// WantsPCM reports whether the record's onset detector or signal checks
+// still need the samples of the chunks to come; when they do not (and no
+// sink keeps the audio), a chunk can be measured from its length.
+func (o *Onset) WantsPCM() bool { return o.wantsPCM() }
+
 // wantsPCM reports whether the detector or the checks still need the
 // samples of the chunks to come: the detector runs and has not found the
 // onset, or the checks run.

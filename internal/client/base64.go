@@ -120,6 +120,11 @@ func fastDecode(dst, src []byte) (si, di int) {
 	return si, di
 }
 
+// PlainBase64Len is plainBase64Len for a caller without its own scan of
+// the payload: the decoded length of src when src is base64 in its plain
+// form, false for anything the caller must decode to judge.
+func PlainBase64Len(src []byte) (int, bool) { return plainBase64Len(src, -1) }
+
 // plainBase64Len returns the decoded length of src when src is base64 in
 // its plain form: alphabet characters, then at most two '=' that pad it to
 // a multiple of four, or no padding at all (RawStdEncoding). It reports

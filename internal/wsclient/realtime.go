@@ -1,6 +1,7 @@
 package wsclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -472,65 +473,115 @@ func (rt *realtimeTurn) noteSpelling(typ string) {
 	}
 }
 
-// audio handles one audio delta (either spelling): the benchmark's figures count
-// every decoded byte; omnibench's count the PCM after any WAV header.
+// audio handles one audio delta (either spelling): the benchmark's figures
+// count every decoded byte; omnibench's count the PCM after any WAV header.
+// Its samples are decoded while the record's onset or signal checks need
+// them (or a sink keeps them), and measured from the payload's length
+// afterwards, as the HTTP kinds do (client.PlainBase64Len); both paths
+// record the same.
 func (rt *realtimeTurn) audio(ev *realtimeEvent, at time.Time, off float64) *failure {
 	b64 := ev.audioB64()
 	if len(b64) == 0 {
+		return nil
+	}
+	if ev.rate > 0 {
+		rt.ss.benchRate = ev.rate
+	}
+	if n, ok := rt.measurable(b64); ok {
+		rt.benchAudio(ev, at, n)
+		if n%2 != 0 {
+			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, n)
+		}
+		if f := rt.checkFormat(rt.pcmFormat(ev)); f != nil {
+			return f
+		}
+		client.AddChunk(rt.rec, off, n)
 		return nil
 	}
 	data, err := rt.ss.decodeBase64(b64)
 	if err != nil {
 		return fatal(results.ErrMalformed, "event %d: %s: bad base64: %v", rt.events, ev.typ, err)
 	}
-	if ev.rate > 0 {
-		rt.ss.benchRate = ev.rate
-	}
-	if len(data) > 0 {
-		if rt.benchFirst.IsZero() {
-			rt.benchFirst = at
-		}
-		rt.benchLast = at
-		rt.benchBytes += int64(len(data))
-		if ev.hasDur {
-			rt.benchHasDur = true
-			rt.benchMaxDurMS = max(rt.benchMaxDurMS, ev.durMS)
-		}
-	}
+	rt.benchAudio(ev, at, len(data))
 	pcm := data
-	var f wav.Format
+	f := rt.pcmFormat(ev)
 	if len(data) >= 4 && string(data[:4]) == "RIFF" {
 		// The chat-fallback caveat (9.4.5): each delta is a whole WAV file
 		// although format says pcm16.
 		if f, pcm, err = wav.Decode(data); err != nil {
 			return fatal(results.ErrMalformed, "event %d: %s: a WAV file that does not parse: %v", rt.events, ev.typ, err)
 		}
-	} else {
-		rate := rt.sess.PCMSampleRate
-		if ev.rate > 0 {
-			rate = ev.rate
-		}
-		if rate <= 0 {
-			rate = benchDefaultRate
-		}
-		f = wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}
-		if len(pcm)%2 != 0 {
-			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, len(pcm))
-		}
+	} else if len(pcm)%2 != 0 {
+		return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, len(pcm))
 	}
 	if len(pcm) == 0 {
 		return nil
 	}
+	if fl := rt.checkFormat(f); fl != nil {
+		return fl
+	}
+	rt.c.addChunk(&rt.onset, rt.format, rt.rec, rt.sink, off, pcm)
+	return nil
+}
+
+// measurable returns the decoded length of a delta that need not be
+// decoded: the turn's format is known from an earlier chunk, nothing reads
+// the samples any more (the onset is found and the checks are off, no sink),
+// and the payload is padded base64 in its plain form (what
+// base64.StdEncoding decodes to that length) that cannot be a WAV file
+// (base64 of "RIFF" starts "UklGR"). Anything else takes the decoding path,
+// which words the errors.
+func (rt *realtimeTurn) measurable(b64 []byte) (int, bool) {
+	if !rt.fmtKnown || rt.sink != nil || rt.onset.WantsPCM() || len(b64)%4 != 0 || bytes.HasPrefix(b64, []byte("UklGR")) {
+		return 0, false
+	}
+	return client.PlainBase64Len(b64)
+}
+
+// benchAudio notes an audio delta of n decoded bytes for the vLLM-Omni
+// benchmark's figures.
+func (rt *realtimeTurn) benchAudio(ev *realtimeEvent, at time.Time, n int) {
+	if n == 0 {
+		return
+	}
+	if rt.benchFirst.IsZero() {
+		rt.benchFirst = at
+	}
+	rt.benchLast = at
+	rt.benchBytes += int64(n)
+	if ev.hasDur {
+		rt.benchHasDur = true
+		rt.benchMaxDurMS = max(rt.benchMaxDurMS, ev.durMS)
+	}
+}
+
+// pcmFormat is the format of a headerless pcm16 delta: mono at the
+// event's rate, else the session's, else the benchmark's default.
+func (rt *realtimeTurn) pcmFormat(ev *realtimeEvent) wav.Format {
+	rate := rt.sess.PCMSampleRate
+	if ev.rate > 0 {
+		rate = ev.rate
+	}
+	if rate <= 0 {
+		rate = benchDefaultRate
+	}
+	return wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}
+}
+
+// checkFormat takes the turn's format from its first chunk with samples
+// and fails a later chunk in another format.
+func (rt *realtimeTurn) checkFormat(f wav.Format) *failure {
 	if !rt.fmtKnown {
 		if f.SampleRate <= 0 || f.BytesPerFrame() <= 0 {
 			return fatal(results.ErrMalformed, "event %d: unusable audio format (%d Hz, %d channels, %d bits)", rt.events, f.SampleRate, f.Channels, f.BitsPerSample)
 		}
 		rt.format, rt.fmtKnown = f, true
-	} else if f != rt.format {
+		return nil
+	}
+	if f != rt.format {
 		return fatal(results.ErrMalformed, "event %d: audio format changed from %d Hz/%d ch/%d bit to %d Hz/%d ch/%d bit", rt.events,
 			rt.format.SampleRate, rt.format.Channels, rt.format.BitsPerSample, f.SampleRate, f.Channels, f.BitsPerSample)
 	}
-	rt.c.addChunk(&rt.onset, rt.format, rt.rec, rt.sink, off, pcm)
 	return nil
 }
 
