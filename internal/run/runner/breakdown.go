@@ -113,18 +113,21 @@ func (r *run) primeSelector(ctx context.Context, sel *scrape.Selector) {
 
 // intervalScrape takes one scrape during the load: a point of the
 // timeline and a scrape line, or, when it fails, a gap with its reason.
-// A scrape cut short by the end of the load is neither. It decodes only
-// what the breakdown reads, through sel.
+// A fetch cut short by the end of the load is neither; one that completed
+// is kept even when the load ends while it is decoded, since it is a
+// valid reading of the server (the measured window may start at it). It
+// decodes only what the breakdown reads, through sel.
 func (r *run) intervalScrape(ctx context.Context, sel *scrape.Selector) {
 	snap, err := r.cfg.intervalScrapeOptions().FetchUnparsed(ctx, r.metricsURL, r.bd.body)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
 	var s breakdown.Series
 	if err == nil {
 		s, err = breakdown.FromSelected(sel, snap)
 		r.bd.body = snap.Body // nothing selected refers to it
 	}
 	switch {
-	case ctx.Err() != nil:
-		return
 	case err != nil:
 		at := time.Now()
 		reason := r.cfg.Redact.String(err.Error() + scrapeHint(err))

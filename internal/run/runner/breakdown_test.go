@@ -319,9 +319,14 @@ func (g *warmupGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	switch {
 	case r.URL.Path == "/metrics":
-		g.proxy.ServeHTTP(w, r)
+		rec := httptest.NewRecorder()
+		g.proxy.ServeHTTP(rec, r)
+		copyResponse(w, rec)
+		// The warm-up goes on only after a scrape that counts it: the
+		// simulator records a request as its response ends, which may be
+		// just after the proxy has read the last byte.
 		g.mu.Lock()
-		if after && !g.closed {
+		if after && !g.closed && countsARequest(rec) {
 			g.closed = true
 			close(g.scraped)
 		}
@@ -337,14 +342,38 @@ func (g *warmupGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
+		copyResponse(w, rec)
 	default:
 		g.proxy.ServeHTTP(w, r)
 	}
+}
+
+// copyResponse sends what rec recorded.
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// countsARequest reports whether a recorded /metrics response counts a
+// finished pipeline request.
+func countsARequest(rec *httptest.ResponseRecorder) bool {
+	fs, err := scrape.Parse(rec.Header().Get("Content-Type"), rec.Body.Bytes())
+	if err != nil {
+		return false
+	}
+	f, ok := fs.Lookup("vllm:omni_e2e_request_latency_s")
+	if !ok {
+		return false
+	}
+	for _, sr := range f.Series {
+		if sr.Histogram != nil && sr.Histogram.Count >= 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // A run with a warm-up and interval scrapes breaks down its measured
