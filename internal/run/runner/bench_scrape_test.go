@@ -241,14 +241,13 @@ func sampleSchedLatencies() (stop func() *schedSamples) {
 }
 
 // schedWaits are the scheduling waits of a mode's runs, split between the
-// sampling periods that overlapped an interval scrape and the others, and
-// again, across both, between the periods next to the end of a garbage
-// collection cycle and the others. It also counts the cycles that ended
-// in each part, and each part's time.
+// sampling periods that overlapped an interval scrape and the others. It
+// also counts the garbage collection cycles that ended in each part, and
+// each part's time: whether a scrape's garbage brings cycles into its
+// periods.
 type schedWaits struct {
 	buckets                 []float64
 	during, outside         []uint64
-	nearGC, awayGC          []uint64
 	gcsDuring, gcsOutside   uint64
 	timeDuring, timeOutside time.Duration
 }
@@ -258,7 +257,7 @@ func (w *schedWaits) add(s *schedSamples, windows []scrapeWindow) {
 	w.buckets = s.buckets
 	if w.during == nil {
 		n := len(s.buckets) - 1
-		w.during, w.outside, w.nearGC, w.awayGC = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
+		w.during, w.outside = make([]uint64, n), make([]uint64, n)
 	}
 	for i := 1; i < len(s.at); i++ {
 		into, gcs, spent := w.outside, &w.gcsOutside, &w.timeOutside
@@ -270,15 +269,8 @@ func (w *schedWaits) add(s *schedSamples, windows []scrapeWindow) {
 		}
 		*gcs += s.gcs[i] - s.gcs[i-1]
 		*spent += s.at[i].Sub(s.at[i-1])
-		// A cycle's mark phase runs before the read that counts it ended:
-		// the period of that read and the one before are near it.
-		gc := w.awayGC
-		if s.gcs[min(i+1, len(s.gcs)-1)] > s.gcs[i-1] {
-			gc = w.nearGC
-		}
 		for k := range into {
 			into[k] += s.counts[i][k] - s.counts[i-1][k]
-			gc[k] += s.counts[i][k] - s.counts[i-1][k]
 		}
 	}
 }
@@ -311,18 +303,12 @@ func (w *schedWaits) report(b *testing.B, name string) {
 	b.ReportMetric(outside, name+"-sched-wait-p99-ms-outside")
 	b.Logf("%s: scheduling wait p99 %.3f ms during scrapes (%d waits), %.3f ms outside (%d waits)",
 		name, during, nd, outside, no)
-	nearGC, ng := w.p99MS(w.nearGC)
-	awayGC, na := w.p99MS(w.awayGC)
-	b.ReportMetric(nearGC, name+"-sched-wait-p99-ms-near-gc")
-	b.ReportMetric(awayGC, name+"-sched-wait-p99-ms-away-from-gc")
 	if w.timeDuring > 0 {
 		b.ReportMetric(float64(w.gcsDuring)/w.timeDuring.Seconds(), name+"-gc-cycles/s-during-scrapes")
 	}
 	b.ReportMetric(float64(w.gcsOutside)/w.timeOutside.Seconds(), name+"-gc-cycles/s-outside")
-	b.Logf("%s: scheduling wait p99 %.3f ms near a GC cycle's end (%d waits), %.3f ms away (%d waits); "+
-		"GC cycles %d in %v during scrapes, %d in %v outside",
-		name, nearGC, ng, awayGC, na, w.gcsDuring, w.timeDuring.Round(time.Millisecond), w.gcsOutside,
-		w.timeOutside.Round(time.Millisecond))
+	b.Logf("%s: GC cycles %d in %v during scrapes, %d in %v outside", name,
+		w.gcsDuring, w.timeDuring.Round(time.Millisecond), w.gcsOutside, w.timeOutside.Round(time.Millisecond))
 }
 
 // measuredStampDelaysMS are a record's send-stamp delays in ms, none for
