@@ -118,9 +118,31 @@ func (t *Timeline) push(p Point) {
 	t.points = append(t.points, p)
 }
 
+// pointFamilies are the families intervalPoint reads, a few of those a
+// Series keeps: the stage latency histograms and the transfer families,
+// most of a large server's series, are read only by Compute, from the
+// run's first and last scrapes.
+func pointFamilies() []string {
+	return []string{famPipelineRunning, famPipelineWaiting, famPipelineE2E,
+		famStageRunning, famStageWaiting, famStageKVUsage, famStageE2E, famStageGenTokens}
+}
+
+// pointView is the part of s that intervalPoint reads. It shares the
+// families of s: diffing only these leaves the others unallocated, a
+// difference of every family being most of an interval scrape's garbage.
+func (s Series) pointView() scrape.Families {
+	view := make(scrape.Families, len(pointFamilies()))
+	for _, name := range pointFamilies() {
+		if f, ok := s.families[name]; ok {
+			view[name] = f
+		}
+	}
+	return view
+}
+
 // intervalPoint is the point between two scrapes.
 func intervalPoint(before, after Series) Point {
-	d := scrape.Diff(before.families, after.families)
+	d := scrape.Diff(before.pointView(), after.pointView())
 	dt := after.At.Sub(before.At).Seconds()
 	p := Point{Start: before.At, End: after.At, E2EP95Estimate: math.NaN()}
 	gauge := func(name, family string, match map[string]string) {

@@ -140,3 +140,38 @@ func TestIntervalPointSumsLikeDelta(t *testing.T) {
 		t.Fatalf("per replica:\n%v\nwant (%d)\n%v", got, len(want), want)
 	}
 }
+
+// A point costs what the families it reads cost: the families a Series
+// keeps for Compute alone (the stage latency histograms, the transfers)
+// add no allocation to an interval scrape.
+func TestIntervalPointAllocatesOnlyForWhatItReads(t *testing.T) {
+	texts, err := expositions.Texts(t.Context(), expositions.Topology{Stages: 3, Replicas: 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full, read [2]Series
+	for i, text := range texts {
+		if full[i], err = FromSnapshot(&scrape.Snapshot{ContentType: "text/plain; version=0.0.4", Body: text,
+			FetchedAt: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		read[i] = Series{At: full[i].At, families: scrape.Families{}}
+		for _, name := range pointFamilies() {
+			f, ok := full[i].families[name]
+			if !ok {
+				t.Fatalf("the exposition has no %s", name)
+			}
+			read[i].families[name] = f
+		}
+	}
+	if len(full[0].families) <= len(read[0].families) {
+		t.Fatalf("the full series has %d families, no more than the %d a point reads",
+			len(full[0].families), len(read[0].families))
+	}
+	allocs := func(s [2]Series) float64 {
+		return testing.AllocsPerRun(20, func() { intervalPoint(s[0], s[1]) })
+	}
+	if got, want := allocs(full), allocs(read); got > want {
+		t.Errorf("a point of the full series makes %.0f allocations, of its families only %.0f", got, want)
+	}
+}

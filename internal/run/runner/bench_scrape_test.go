@@ -87,6 +87,7 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	}
 	rotateClients(b, clients, func() {
 		b.ReportMetric(runs[0].pooledP99(-1), "none-p99-delay-ms")
+		waits[0].report(b, "none")
 		for k := 1; k < len(modes); k++ {
 			reportScrapeMode(b, modes[k].name, runs[k], runs[0])
 			b.ReportMetric(float64(intervals[k])/float64(len(runs[k])), modes[k].name+"-interval-scrapes/run")
@@ -201,20 +202,21 @@ type schedSamples struct {
 	buckets []float64 // bucket boundaries, in seconds
 	at      []time.Time
 	counts  [][]uint64
+	gcs     []uint64 // completed GC cycles (/gc/cycles/total:gc-cycles)
 }
 
 // sampleSchedLatencies reads the histogram every schedSamplePeriod until
 // stop is called, which returns the reads.
 func sampleSchedLatencies() (stop func() *schedSamples) {
-	const name = "/sched/latencies:seconds"
 	samples := &schedSamples{}
 	read := func() {
-		m := []metrics.Sample{{Name: name}}
+		m := []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/gc/cycles/total:gc-cycles"}}
 		metrics.Read(m)
 		h := m[0].Value.Float64Histogram()
 		samples.buckets = h.Buckets
 		samples.at = append(samples.at, time.Now())
 		samples.counts = append(samples.counts, h.Counts)
+		samples.gcs = append(samples.gcs, m[1].Value.Uint64())
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -239,26 +241,34 @@ func sampleSchedLatencies() (stop func() *schedSamples) {
 }
 
 // schedWaits are the scheduling waits of a mode's runs, split between the
-// sampling periods that overlapped an interval scrape and the others.
+// sampling periods that overlapped an interval scrape and the others. It
+// also counts the garbage collection cycles that ended in each part, and
+// each part's time: whether a scrape's garbage brings cycles into its
+// periods.
 type schedWaits struct {
-	buckets         []float64
-	during, outside []uint64
+	buckets                 []float64
+	during, outside         []uint64
+	gcsDuring, gcsOutside   uint64
+	timeDuring, timeOutside time.Duration
 }
 
 // add splits the counts of s between during and outside by windows.
 func (w *schedWaits) add(s *schedSamples, windows []scrapeWindow) {
 	w.buckets = s.buckets
 	if w.during == nil {
-		w.during, w.outside = make([]uint64, len(s.buckets)-1), make([]uint64, len(s.buckets)-1)
+		n := len(s.buckets) - 1
+		w.during, w.outside = make([]uint64, n), make([]uint64, n)
 	}
 	for i := 1; i < len(s.at); i++ {
-		into := w.outside
+		into, gcs, spent := w.outside, &w.gcsOutside, &w.timeOutside
 		for _, win := range windows {
 			if s.at[i].After(win.from) && s.at[i-1].Before(win.to) {
-				into = w.during
+				into, gcs, spent = w.during, &w.gcsDuring, &w.timeDuring
 				break
 			}
 		}
+		*gcs += s.gcs[i] - s.gcs[i-1]
+		*spent += s.at[i].Sub(s.at[i-1])
 		for k := range into {
 			into[k] += s.counts[i][k] - s.counts[i-1][k]
 		}
@@ -287,10 +297,18 @@ func (w *schedWaits) report(b *testing.B, name string) {
 	}
 	during, nd := w.p99MS(w.during)
 	outside, no := w.p99MS(w.outside)
-	b.ReportMetric(during, name+"-sched-wait-p99-ms-during-scrapes")
+	if nd > 0 {
+		b.ReportMetric(during, name+"-sched-wait-p99-ms-during-scrapes")
+	}
 	b.ReportMetric(outside, name+"-sched-wait-p99-ms-outside")
 	b.Logf("%s: scheduling wait p99 %.3f ms during scrapes (%d waits), %.3f ms outside (%d waits)",
 		name, during, nd, outside, no)
+	if w.timeDuring > 0 {
+		b.ReportMetric(float64(w.gcsDuring)/w.timeDuring.Seconds(), name+"-gc-cycles/s-during-scrapes")
+	}
+	b.ReportMetric(float64(w.gcsOutside)/w.timeOutside.Seconds(), name+"-gc-cycles/s-outside")
+	b.Logf("%s: GC cycles %d in %v during scrapes, %d in %v outside", name,
+		w.gcsDuring, w.timeDuring.Round(time.Millisecond), w.gcsOutside, w.timeOutside.Round(time.Millisecond))
 }
 
 // measuredStampDelaysMS are a record's send-stamp delays in ms, none for

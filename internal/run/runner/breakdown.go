@@ -27,6 +27,10 @@ import (
 // timeline and the start of the measured window. The interval scrapes'
 // goroutine owns the timeline and windowStart while it runs; drive waits
 // for it to end before finish reads them.
+// lineHeadroom is what the buffer of a scrape line adds to the last line's
+// length: one part in lineHeadroom.
+const lineHeadroom = 16
+
 type breakdownState struct {
 	first    breakdown.Series
 	firstErr error
@@ -149,7 +153,10 @@ func (r *run) intervalScrape(ctx context.Context, sel *scrape.Selector) {
 func (r *run) writeSeries(phase string, s breakdown.Series, measuredFrom time.Time) {
 	// Not json.Marshal, which would check and compact what MarshalJSON
 	// wrote: one more pass over a line of megabytes at a large topology.
-	body, err := s.AppendJSON(make([]byte, 0, r.bd.lineSize))
+	// A line's numbers lengthen as the server's counters grow: room for a
+	// few more bytes than the last line took spares growing (and copying)
+	// a buffer of megabytes by a quarter as soon as one digit is added.
+	body, err := s.AppendJSON(make([]byte, 0, r.bd.lineSize+r.bd.lineSize/lineHeadroom))
 	r.bd.lineSize = len(body)
 	if err != nil {
 		r.sinkErr.keep(fmt.Errorf("encoding the %s scrape: %w", phase, err))
