@@ -171,7 +171,10 @@ func TestIntervalPointAllocatesOnlyForWhatItReads(t *testing.T) {
 	allocs := func(s [2]Series) float64 {
 		return testing.AllocsPerRun(20, func() { intervalPoint(s[0], s[1]) })
 	}
-	if got, want := allocs(full), allocs(read); got > want {
+	// A tenth of slack: the two differ by an allocation or two between
+	// runs (the race detector, map growth), where diffing every family
+	// took 640 against 259.
+	if got, want := allocs(full), allocs(read); got > want*1.1 {
 		t.Errorf("a point of the full series makes %.0f allocations, of its families only %.0f", got, want)
 	}
 }
