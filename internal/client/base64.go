@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/omnibench/omnibench/internal/audio/wav"
 	"github.com/omnibench/omnibench/internal/bytescan"
 )
 
@@ -124,6 +125,40 @@ func fastDecode(dst, src []byte) (si, di int) {
 // the payload: the decoded length of src when src is base64 in its plain
 // form, false for anything the caller must decode to judge.
 func PlainBase64Len(src []byte) (int, bool) { return plainBase64Len(src, -1) }
+
+// wavHeadChars is how much of a base64 WAV file WAVBase64PCMLen decodes
+// for its header: 48 bytes, a canonical 44-byte header and the first PCM
+// bytes (the header must end before the decoded bytes do). A longer header
+// (a LIST chunk, an extensible fmt chunk) takes the full path.
+const wavHeadChars = 64
+
+// WAVBase64PCMLen measures a whole WAV file given as plain base64 (src,
+// size bytes decoded, as PlainBase64Len measured it) by decoding only its
+// first characters into *scratch (grown as needed and reused): its header
+// and the length of its PCM data, as wav.Decode of the decoded file would
+// take them. It reports false when the caller must decode the file to
+// judge it: a short file, a header it cannot read from those characters.
+// It is the measured path for audio deltas that are each a WAV file (chat
+// events, and the realtime deltas of the chat fallback), once nothing
+// reads their samples.
+func WAVBase64PCMLen(scratch *[]byte, src []byte, size int) (wav.Header, int, bool) {
+	if len(src) <= wavHeadChars+4 {
+		return wav.Header{}, 0, false // small enough to decode; keeps padding out of the head
+	}
+	head, err := decodePlainHead(scratch, src[:wavHeadChars])
+	if err != nil {
+		return wav.Header{}, 0, false // not reached for plain base64
+	}
+	h, err := wav.ParseHeader(head)
+	if err != nil || h.DataOffset >= len(head) {
+		return wav.Header{}, 0, false
+	}
+	n, err := h.PCMLen(size)
+	if err != nil {
+		return wav.Header{}, 0, false
+	}
+	return h, n, true
+}
 
 // plainBase64Len returns the decoded length of src when src is base64 in
 // its plain form: alphabet characters, then at most two '=' that pad it to
