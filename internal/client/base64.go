@@ -54,7 +54,7 @@ func buildB64Tables() (t [4][256]uint32) {
 // plainBase64Len accepted (whole quanta, padded only at the payload's end)
 // into *dst, grown as needed and reused: the few header bytes the measured
 // path reads. It is encoding/base64 alone, since the table-driven loop of
-// decodeBase64 pays off only on whole payloads (it leaves the last quantum
+// DecodeBase64 pays off only on whole payloads (it leaves the last quantum
 // to encoding/base64 anyway, which is most of a 64-character head).
 func decodePlainHead(dst *[]byte, src []byte) ([]byte, error) {
 	need := base64.StdEncoding.DecodedLen(len(src))
@@ -68,11 +68,13 @@ func decodePlainHead(dst *[]byte, src []byte) ([]byte, error) {
 	return (*dst)[:n], nil
 }
 
-// decodeBase64 decodes src into *dst (grown as needed and reused) and
+// DecodeBase64 decodes src into *dst (grown as needed and reused) and
 // returns the decoded bytes. Padded (StdEncoding) and unpadded
 // (RawStdEncoding) input are both accepted; line breaks are ignored, as
-// encoding/base64 does. URL-safe base64 is not accepted.
-func decodeBase64(dst *[]byte, src []byte) ([]byte, error) {
+// encoding/base64 does. URL-safe base64 is not accepted. It is how every
+// request kind decodes the audio a server sends, so that one payload is
+// accepted or refused alike over HTTP and WebSocket.
+func DecodeBase64(dst *[]byte, src []byte) ([]byte, error) {
 	enc := base64.StdEncoding
 	if n := len(src); n%4 != 0 && src[n-1] != '=' && bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
 		enc = base64.RawStdEncoding
@@ -165,8 +167,8 @@ func WAVBase64PCMLen(scratch *[]byte, src []byte, size int) (wav.Header, int, bo
 // a multiple of four, or no padding at all (RawStdEncoding). It reports
 // false for anything else (line breaks, characters outside the alphabet,
 // misplaced padding, a lone trailing character), and the caller then
-// decodes src with decodeBase64, which words the error or handles the
-// unusual form. Whatever it accepts, decodeBase64 accepts with the same
+// decodes src with DecodeBase64, which words the error or handles the
+// unusual form. Whatever it accepts, DecodeBase64 accepts with the same
 // length (FuzzPlainBase64Len checks it).
 //
 // It exists because most audio events need only their length: validating

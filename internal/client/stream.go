@@ -502,7 +502,7 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			s.decodeBufs.Put(buf)
 		}
 	}()
-	data, err := decodeBase64(buf, src)
+	data, err := DecodeBase64(buf, src)
 	if err != nil {
 		return fail(results.ErrMalformed, "event %d: %s: bad base64: %w", s.events, field, err)
 	}

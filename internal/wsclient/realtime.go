@@ -3,7 +3,6 @@ package wsclient
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -143,21 +142,16 @@ type realtimeSession struct {
 	native bool
 }
 
-// decodeBase64 decodes b64 into the session's buffer, as
-// base64.StdEncoding.DecodeString would into a new one. The result is
-// valid until the next call. A buffer grown past maxScratch for a rare
-// large delta (a whole WAV file) is not kept.
+// decodeBase64 decodes b64 into the session's buffer, as every request
+// kind decodes audio (client.DecodeBase64). The result is valid until the
+// next call. A buffer grown past maxScratch for a rare large delta (a
+// whole WAV file) is not kept.
 func (ss *realtimeSession) decodeBase64(b64 []byte) ([]byte, error) {
-	n := base64.StdEncoding.DecodedLen(len(b64))
-	buf := ss.pcm
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	data, err := client.DecodeBase64(&ss.pcm, b64)
+	if cap(ss.pcm) > maxScratch {
+		ss.pcm = nil
 	}
-	if cap(buf) <= maxScratch {
-		ss.pcm = buf
-	}
-	n, err := base64.StdEncoding.Decode(buf[:n], b64)
-	return buf[:n], err
+	return data, err
 }
 
 // realtimeTurn is the state of one turn while its events arrive.
@@ -542,14 +536,14 @@ type measuredDelta struct {
 // measure measures a delta that need not be decoded: the turn's format is
 // known from an earlier chunk, nothing reads the samples any more (the
 // onset is found and the checks are off, no sink), and the payload is
-// padded base64 in its plain form (what base64.StdEncoding decodes to that
-// length). A delta that is a WAV file (its base64 starts "UklGR", as that
+// base64 in its plain form (client.PlainBase64Len: what decoding would
+// give that length). A delta that is a WAV file (its base64 starts "UklGR", as that
 // of "RIFF" does: the chat fallback's deltas) is measured from its header,
 // decoded alone, as the HTTP kinds measure chat events
 // (client.WAVBase64PCMLen). Anything else takes the decoding path, which
 // words the errors.
 func (rt *realtimeTurn) measure(ev *realtimeEvent, b64 []byte) (measuredDelta, bool) {
-	if !rt.fmtKnown || rt.sink != nil || rt.onset.WantsPCM() || len(b64)%4 != 0 {
+	if !rt.fmtKnown || rt.sink != nil || rt.onset.WantsPCM() {
 		return measuredDelta{}, false
 	}
 	size, ok := client.PlainBase64Len(b64)
