@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/omnibench/omnibench/internal/audio/wav"
 	"github.com/omnibench/omnibench/internal/bytescan"
 )
 
@@ -53,7 +54,7 @@ func buildB64Tables() (t [4][256]uint32) {
 // plainBase64Len accepted (whole quanta, padded only at the payload's end)
 // into *dst, grown as needed and reused: the few header bytes the measured
 // path reads. It is encoding/base64 alone, since the table-driven loop of
-// decodeBase64 pays off only on whole payloads (it leaves the last quantum
+// DecodeBase64 pays off only on whole payloads (it leaves the last quantum
 // to encoding/base64 anyway, which is most of a 64-character head).
 func decodePlainHead(dst *[]byte, src []byte) ([]byte, error) {
 	need := base64.StdEncoding.DecodedLen(len(src))
@@ -67,11 +68,13 @@ func decodePlainHead(dst *[]byte, src []byte) ([]byte, error) {
 	return (*dst)[:n], nil
 }
 
-// decodeBase64 decodes src into *dst (grown as needed and reused) and
+// DecodeBase64 decodes src into *dst (grown as needed and reused) and
 // returns the decoded bytes. Padded (StdEncoding) and unpadded
 // (RawStdEncoding) input are both accepted; line breaks are ignored, as
-// encoding/base64 does. URL-safe base64 is not accepted.
-func decodeBase64(dst *[]byte, src []byte) ([]byte, error) {
+// encoding/base64 does. URL-safe base64 is not accepted. It is how every
+// request kind decodes the audio a server sends, so that one payload is
+// accepted or refused alike over HTTP and WebSocket.
+func DecodeBase64(dst *[]byte, src []byte) ([]byte, error) {
 	enc := base64.StdEncoding
 	if n := len(src); n%4 != 0 && src[n-1] != '=' && bytes.IndexByte(src, '\n') < 0 && bytes.IndexByte(src, '\r') < 0 {
 		enc = base64.RawStdEncoding
@@ -125,13 +128,47 @@ func fastDecode(dst, src []byte) (si, di int) {
 // form, false for anything the caller must decode to judge.
 func PlainBase64Len(src []byte) (int, bool) { return plainBase64Len(src, -1) }
 
+// wavHeadChars is how much of a base64 WAV file WAVBase64PCMLen decodes
+// for its header: 48 bytes, a canonical 44-byte header and the first PCM
+// bytes (the header must end before the decoded bytes do). A longer header
+// (a LIST chunk, an extensible fmt chunk) takes the full path.
+const wavHeadChars = 64
+
+// WAVBase64PCMLen measures a whole WAV file given as plain base64 (src,
+// size bytes decoded, as PlainBase64Len measured it) by decoding only its
+// first characters into *scratch (grown as needed and reused): its header
+// and the length of its PCM data, as wav.Decode of the decoded file would
+// take them. It reports false when the caller must decode the file to
+// judge it: a short file, a header it cannot read from those characters.
+// It is the measured path for audio deltas that are each a WAV file (chat
+// events, and the realtime deltas of the chat fallback), once nothing
+// reads their samples.
+func WAVBase64PCMLen(scratch *[]byte, src []byte, size int) (wav.Header, int, bool) {
+	if len(src) <= wavHeadChars+4 {
+		return wav.Header{}, 0, false // small enough to decode; keeps padding out of the head
+	}
+	head, err := decodePlainHead(scratch, src[:wavHeadChars])
+	if err != nil {
+		return wav.Header{}, 0, false // not reached for plain base64
+	}
+	h, err := wav.ParseHeader(head)
+	if err != nil || h.DataOffset >= len(head) {
+		return wav.Header{}, 0, false
+	}
+	n, err := h.PCMLen(size)
+	if err != nil {
+		return wav.Header{}, 0, false
+	}
+	return h, n, true
+}
+
 // plainBase64Len returns the decoded length of src when src is base64 in
 // its plain form: alphabet characters, then at most two '=' that pad it to
 // a multiple of four, or no padding at all (RawStdEncoding). It reports
 // false for anything else (line breaks, characters outside the alphabet,
 // misplaced padding, a lone trailing character), and the caller then
-// decodes src with decodeBase64, which words the error or handles the
-// unusual form. Whatever it accepts, decodeBase64 accepts with the same
+// decodes src with DecodeBase64, which words the error or handles the
+// unusual form. Whatever it accepts, DecodeBase64 accepts with the same
 // length (FuzzPlainBase64Len checks it).
 //
 // It exists because most audio events need only their length: validating

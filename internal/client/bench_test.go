@@ -141,7 +141,7 @@ func BenchmarkBase64(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		b.ReportAllocs()
 		for range b.N {
-			if _, err := decodeBase64(&buf, src); err != nil {
+			if _, err := DecodeBase64(&buf, src); err != nil {
 				b.Fatal(err)
 			}
 		}

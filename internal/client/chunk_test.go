@@ -439,7 +439,7 @@ func FuzzDecodeBase64(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var buf []byte
-		got, err := decodeBase64(&buf, in)
+		got, err := DecodeBase64(&buf, in)
 		enc := base64.StdEncoding
 		if n := len(in); n%4 != 0 && in[n-1] != '=' && !bytes.ContainsAny(in, "\r\n") {
 			enc = base64.RawStdEncoding
@@ -473,7 +473,7 @@ func TestDecodeBase64MatchesStdlib(t *testing.T) {
 				if pos >= 0 {
 					in[pos] = bad
 				}
-				got, err := decodeBase64(&buf, in)
+				got, err := DecodeBase64(&buf, in)
 				want, werr := base64.StdEncoding.DecodeString(string(in))
 				if (err == nil) != (werr == nil) || (err == nil && !bytes.Equal(got, want)) || (err != nil && err.Error() != werr.Error()) {
 					t.Fatalf("len %d, %q at %d: got %x, %v; encoding/base64 %x, %v", n, bad, pos, got, err, want, werr)
@@ -487,7 +487,7 @@ func TestDecodeBase64MatchesStdlib(t *testing.T) {
 }
 
 // FuzzPlainBase64Len checks the length-only fast path against
-// decodeBase64: whatever it accepts must decode, to that many bytes.
+// DecodeBase64: whatever it accepts must decode, to that many bytes.
 func FuzzPlainBase64Len(f *testing.F) {
 	for _, s := range []string{
 		"", "A", "AA", "AAA", "AAAA", "AAECAw==", "AAECAw=", "AAECAw", "AAEC\nAw==", "AA-_", "A===", "AB=A",
@@ -500,9 +500,9 @@ func FuzzPlainBase64Len(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		n, ok := plainBase64Len(in, -1)
 		var buf []byte
-		got, err := decodeBase64(&buf, in)
+		got, err := DecodeBase64(&buf, in)
 		if ok && (err != nil || len(got) != n) {
-			t.Fatalf("%q: fast path says %d bytes, decodeBase64 %d bytes, %v", in, n, len(got), err)
+			t.Fatalf("%q: fast path says %d bytes, DecodeBase64 %d bytes, %v", in, n, len(got), err)
 		}
 		if !ok && err == nil && !bytes.ContainsAny(in, "\r\n") {
 			t.Fatalf("%q: fast path refuses plain base64 that decodes to %d bytes", in, len(got))

@@ -914,12 +914,12 @@ func TestErrorBodyMessage(t *testing.T) {
 func TestDecodeBase64Variants(t *testing.T) {
 	var buf []byte
 	for _, in := range []string{"AAECAw==", "AAECAw", "AAEC\nAw=="} {
-		got, err := decodeBase64(&buf, []byte(in))
+		got, err := DecodeBase64(&buf, []byte(in))
 		if err != nil || string(got) != "\x00\x01\x02\x03" {
 			t.Errorf("%q: %x, %v", in, got, err)
 		}
 	}
-	if _, err := decodeBase64(&buf, []byte("AA-_")); err == nil {
+	if _, err := DecodeBase64(&buf, []byte("AA-_")); err == nil {
 		t.Error("URL-safe base64 accepted")
 	}
 }

@@ -502,7 +502,7 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 			s.decodeBufs.Put(buf)
 		}
 	}()
-	data, err := decodeBase64(buf, src)
+	data, err := DecodeBase64(buf, src)
 	if err != nil {
 		return fail(results.ErrMalformed, "event %d: %s: bad base64: %w", s.events, field, err)
 	}
@@ -560,12 +560,6 @@ func (s *stream) audioText(t jsonText, field string, now time.Time) error {
 	return nil
 }
 
-// wavHeadChars is how much of a base64 WAV file measureAudio decodes for
-// its header: 48 bytes, a canonical 44-byte header and the first PCM bytes
-// (the header must end before the decoded bytes do). A longer header (a
-// LIST chunk, an extensible fmt chunk) takes the full path.
-const wavHeadChars = 64
-
 // measureAudio records a base64 payload from its length, decoding at most
 // its WAV header, when nothing needs its samples: the format is known, the
 // audible onset is found (or cannot be), and no --save-audio sink is set.
@@ -584,19 +578,8 @@ func (s *stream) measureAudio(src []byte, plain int, now time.Time) (bool, error
 	chat := s.kind == results.KindChat
 	switch {
 	case s.format == "wav" && chat:
-		if len(src) <= wavHeadChars+4 {
-			return false, nil // small enough to decode; keeps padding out of the head
-		}
-		head, err := decodePlainHead(&s.b64, src[:wavHeadChars])
-		if err != nil {
-			return false, nil // not reached: the payload is plain base64
-		}
-		h, err := wav.ParseHeader(head)
-		if err != nil || h.DataOffset >= len(head) {
-			return false, nil
-		}
-		n, err := h.PCMLen(size)
-		if err != nil {
+		h, n, ok := WAVBase64PCMLen(&s.b64, src, size)
+		if !ok {
 			return false, nil
 		}
 		if err := s.setFormat(h.Format); err != nil {

@@ -12,8 +12,26 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/omnibench/omnibench/internal/audio/wav"
 	"github.com/omnibench/omnibench/internal/run/results"
 )
+
+// pcm24k is the format of the simulator's realtime audio.
+var pcm24k = wav.Format{SampleRate: 24000, Channels: 1, BitsPerSample: 16}
+
+// wavOf is pcm as a whole WAV file in base64, as the chat fallback sends
+// each delta.
+func wavOf(pcm []byte) string { return base64.StdEncoding.EncodeToString(wav.Encode(pcm24k, pcm)) }
+
+// withList inserts a LIST chunk between the fmt and data chunks of a
+// canonical WAV file: a header longer than the measured path decodes.
+func withList(file []byte) []byte {
+	list := []byte("LIST\x1a\x00\x00\x00INFOISFT\x0e\x00\x00\x00omnibench test")
+	out := append([]byte(nil), file[:36]...)
+	binary.LittleEndian.PutUint32(out[4:], uint32(len(file)-8+len(list)))
+	out = append(out, list...)
+	return append(out, file[36:]...)
+}
 
 // TestRealtimeMeasuredChunksMatchDecoded checks that a turn whose onset is
 // found measures its later audio deltas from their length, as the HTTP
@@ -39,6 +57,18 @@ func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 		"bad character": {enc(silence), enc(tone), "AAAA*AAA"},
 		"line breaks":   {enc(silence), enc(tone), enc(tone[:24])[:16] + `\n` + enc(tone[:24])[16:]},
 		"a WAV file":    {enc(silence), enc(tone), enc([]byte("RIFF0000WAVEfmt "))},
+		// The chat fallback: every delta is a whole WAV file.
+		"WAV deltas":         {wavOf(silence), wavOf(tone), wavOf(tone), wavOf(tone[:1000]), wavOf(silence)},
+		"WAV odd data":       {wavOf(silence), wavOf(tone), wavOf(tone[:1001])},
+		"WAV header only":    {wavOf(silence), wavOf(tone), wavOf(nil), wavOf(tone)},
+		"WAV short data":     {wavOf(silence), wavOf(tone), enc(wav.AppendHeader(nil, pcm24k, 4000)) + enc(tone)[:5000]},
+		"WAV streaming":      {wavOf(silence), wavOf(tone), enc(append(wav.AppendHeader(nil, pcm24k, 0xFFFFFFFF), tone...))},
+		"WAV other rate":     {wavOf(silence), wavOf(tone), enc(wav.Encode(wav.Format{SampleRate: 16000, Channels: 1, BitsPerSample: 16}, tone))},
+		"WAV after pcm":      {enc(silence), enc(tone), wavOf(tone)},
+		"pcm after WAV":      {wavOf(silence), wavOf(tone), enc(tone)},
+		"WAV bad base64":     {wavOf(silence), wavOf(tone), wavOf(tone)[:200] + "*" + wavOf(tone)[201:]},
+		"WAV unpadded":       {wavOf(silence), wavOf(tone), strings.TrimRight(wavOf(tone[:1000]), "=")},
+		"WAV in a LIST file": {wavOf(silence), wavOf(tone), enc(withList(wav.Encode(pcm24k, tone)))},
 	}
 	for name, payloads := range cases {
 		type outcome struct {
@@ -57,7 +87,7 @@ func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 				if err := parseRealtimeEvent(delta(p), &ev); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				if _, ok := rt.measurable(ev.audioB64()); ok {
+				if _, ok := rt.measure(&ev, ev.audioB64()); ok {
 					out.measured++
 				}
 				at := time.Unix(1000, 0).Add(time.Duration(i+1) * 80 * time.Millisecond)
@@ -74,7 +104,12 @@ func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 		if decoded.measured != 0 {
 			t.Fatalf("%s: a turn with a sink measured %d deltas from their length", name, decoded.measured)
 		}
-		if name == "plain" && measured.measured < 2 {
+		if strings.HasSuffix(name, "unpadded") && decoded.failure != "" {
+			// The HTTP kinds accept unpadded base64 (client.DecodeBase64);
+			// the WebSocket kinds must not refuse what they take.
+			t.Errorf("%s: refused: %s", name, decoded.failure)
+		}
+		if (name == "plain" || name == "WAV deltas") && measured.measured < 2 {
 			t.Errorf("%s: only %d deltas measured from their length after the onset", name, measured.measured)
 		}
 		if measured.failure != decoded.failure || measured.bytes != decoded.bytes {

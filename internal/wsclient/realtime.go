@@ -3,7 +3,6 @@ package wsclient
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -131,6 +130,9 @@ type realtimeSession struct {
 	// pcm is the buffer audio deltas are decoded into, reused from delta
 	// to delta: a delta's samples are consumed before the next is read.
 	pcm []byte
+	// wavHead is where the header of a WAV delta measured from its length
+	// is decoded (realtimeTurn.measure).
+	wavHead []byte
 	// native is a session on /v1/duplex, in the duplex session's own
 	// schema (docs/reference/websocket.md, section 5) rather than the
 	// OpenAI-Realtime one: session.create opens it, a turn is
@@ -140,21 +142,16 @@ type realtimeSession struct {
 	native bool
 }
 
-// decodeBase64 decodes b64 into the session's buffer, as
-// base64.StdEncoding.DecodeString would into a new one. The result is
-// valid until the next call. A buffer grown past maxScratch for a rare
-// large delta (a whole WAV file) is not kept.
+// decodeBase64 decodes b64 into the session's buffer, as every request
+// kind decodes audio (client.DecodeBase64). The result is valid until the
+// next call. A buffer grown past maxScratch for a rare large delta (a
+// whole WAV file) is not kept.
 func (ss *realtimeSession) decodeBase64(b64 []byte) ([]byte, error) {
-	n := base64.StdEncoding.DecodedLen(len(b64))
-	buf := ss.pcm
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	data, err := client.DecodeBase64(&ss.pcm, b64)
+	if cap(ss.pcm) > maxScratch {
+		ss.pcm = nil
 	}
-	if cap(buf) <= maxScratch {
-		ss.pcm = buf
-	}
-	n, err := base64.StdEncoding.Decode(buf[:n], b64)
-	return buf[:n], err
+	return data, err
 }
 
 // realtimeTurn is the state of one turn while its events arrive.
@@ -487,15 +484,18 @@ func (rt *realtimeTurn) audio(ev *realtimeEvent, at time.Time, off float64) *fai
 	if ev.rate > 0 {
 		rt.ss.benchRate = ev.rate
 	}
-	if n, ok := rt.measurable(b64); ok {
-		rt.benchAudio(ev, at, n)
-		if n%2 != 0 {
-			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, n)
+	if m, ok := rt.measure(ev, b64); ok {
+		rt.benchAudio(ev, at, m.size)
+		if !m.wav && m.pcm%2 != 0 {
+			return fatal(results.ErrMalformed, "event %d: %s: %d bytes is not whole pcm16 samples", rt.events, ev.typ, m.pcm)
 		}
-		if f := rt.checkFormat(rt.pcmFormat(ev)); f != nil {
+		if m.pcm == 0 {
+			return nil
+		}
+		if f := rt.checkFormat(m.format); f != nil {
 			return f
 		}
-		client.AddChunk(rt.rec, off, n)
+		client.AddChunk(rt.rec, off, m.pcm)
 		return nil
 	}
 	data, err := rt.ss.decodeBase64(b64)
@@ -524,18 +524,40 @@ func (rt *realtimeTurn) audio(ev *realtimeEvent, at time.Time, off float64) *fai
 	return nil
 }
 
-// measurable returns the decoded length of a delta that need not be
-// decoded: the turn's format is known from an earlier chunk, nothing reads
-// the samples any more (the onset is found and the checks are off, no sink),
-// and the payload is padded base64 in its plain form (what
-// base64.StdEncoding decodes to that length) that cannot be a WAV file
-// (base64 of "RIFF" starts "UklGR"). Anything else takes the decoding path,
-// which words the errors.
-func (rt *realtimeTurn) measurable(b64 []byte) (int, bool) {
-	if !rt.fmtKnown || rt.sink != nil || rt.onset.WantsPCM() || len(b64)%4 != 0 || bytes.HasPrefix(b64, []byte("UklGR")) {
-		return 0, false
+// measuredDelta is an audio delta measured from its length: size bytes
+// once decoded, of which pcm are samples in format (all of them, unless
+// the delta is a WAV file).
+type measuredDelta struct {
+	size, pcm int
+	format    wav.Format
+	wav       bool
+}
+
+// measure measures a delta that need not be decoded: the turn's format is
+// known from an earlier chunk, nothing reads the samples any more (the
+// onset is found and the checks are off, no sink), and the payload is
+// base64 in its plain form (client.PlainBase64Len: what decoding would
+// give that length). A delta that is a WAV file (its base64 starts "UklGR", as that
+// of "RIFF" does: the chat fallback's deltas) is measured from its header,
+// decoded alone, as the HTTP kinds measure chat events
+// (client.WAVBase64PCMLen). Anything else takes the decoding path, which
+// words the errors.
+func (rt *realtimeTurn) measure(ev *realtimeEvent, b64 []byte) (measuredDelta, bool) {
+	if !rt.fmtKnown || rt.sink != nil || rt.onset.WantsPCM() {
+		return measuredDelta{}, false
 	}
-	return client.PlainBase64Len(b64)
+	size, ok := client.PlainBase64Len(b64)
+	if !ok {
+		return measuredDelta{}, false
+	}
+	if !bytes.HasPrefix(b64, []byte("UklGR")) {
+		return measuredDelta{size: size, pcm: size, format: rt.pcmFormat(ev)}, true
+	}
+	h, pcm, ok := client.WAVBase64PCMLen(&rt.ss.wavHead, b64, size)
+	if !ok {
+		return measuredDelta{}, false
+	}
+	return measuredDelta{size: size, pcm: pcm, format: h.Format, wav: true}, true
 }
 
 // benchAudio notes an audio delta of n decoded bytes for the vLLM-Omni

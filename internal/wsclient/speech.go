@@ -2,7 +2,6 @@ package wsclient
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -83,6 +82,7 @@ type speechTurn struct {
 	fmtKnown bool
 	srvErr   *failure // the first error message or audio.done error
 	sink     io.Writer
+	pcm      []byte // audio.chunk's samples, decoded into it chunk after chunk
 	sawText  bool
 	// audioEvents counts the messages that carry audio: binary frames and
 	// audio.chunk messages other than the closing one of word timestamps.
@@ -350,7 +350,7 @@ func (st *speechTurn) message(m message) (done bool, f *failure) {
 		if !st.started {
 			return false, fatal(results.ErrMalformed, "message %d: audio.chunk before audio.start", st.events)
 		}
-		pcm, err := base64.StdEncoding.DecodeString(*msg.AudioB64)
+		pcm, err := client.DecodeBase64(&st.pcm, []byte(*msg.AudioB64))
 		if err != nil {
 			return false, fatal(results.ErrMalformed, "message %d: audio.chunk %s: bad base64: %v", st.events, chunkName(msg), err)
 		}

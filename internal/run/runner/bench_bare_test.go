@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -35,6 +36,10 @@ import (
 // profileDir, when set, receives a CPU profile of this whole process during
 // each run of BenchmarkClientVsBareLoop (omnibench-<streams>.pprof,
 // bare-<streams>.pprof and conn-<streams>.pprof), for `go tool pprof -top`.
+// maxProfiledRuns bounds the profiles of one client and level in the
+// directory.
+const maxProfiledRuns = 1000
+
 var profileDir = flag.String("omnibench.profile", "", "write a CPU profile of each run of BenchmarkClientVsBareLoop (every client) to this directory")
 
 // bareStreams are the levels of BenchmarkClientVsBareLoop.
@@ -234,6 +239,10 @@ func reportLevel(b *testing.B, prefix string, runs levelRuns) (cpu, p99 float64)
 // minutes, and a pair shares it.
 func reportRatios(b *testing.B, omni, bare levelRuns) {
 	b.ReportMetric(pairedRatio(omni, bare, (*levelFigures).cpuPerEventUS), "cpu-ratio")
+	cpu := pairRatios(omni, bare, (*levelFigures).cpuPerEventUS)
+	b.ReportMetric(slices.Min(cpu), "cpu-ratio-min")
+	b.ReportMetric(slices.Max(cpu), "cpu-ratio-max")
+	b.ReportMetric(mean(cpu), "cpu-ratio-mean")
 	// The p99 ratio is of the pooled p99s: each client's p99 over every
 	// event of every iteration, as merged histograms would give it. At 100
 	// streams one run's p99 is the 66th-worst of 6600 events, mostly first
@@ -283,11 +292,26 @@ func median(v []float64) float64 {
 
 // pairedRatio is the median over the iterations of fig(a[i]) / fig(b[i]).
 func pairedRatio(a, b levelRuns, fig func(*levelFigures) float64) float64 {
+	return median(pairRatios(a, b, fig))
+}
+
+// pairRatios are the ratios of fig between the runs of a and b of each
+// iteration.
+func pairRatios(a, b levelRuns, fig func(*levelFigures) float64) []float64 {
 	ratios := make([]float64, min(len(a), len(b)))
 	for i := range ratios {
 		ratios[i] = fig(&a[i]) / fig(&b[i])
 	}
-	return median(ratios)
+	return ratios
+}
+
+// mean is the arithmetic mean of xs.
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // pooledP99 is the p99 of the delays of every run but the one at index
@@ -547,15 +571,22 @@ func readCalls() int64 {
 }
 
 // startProfile writes a CPU profile of this whole process to
-// <profileDir>/<client>-<streams>.pprof until the returned func is called
-// (nothing without -omnibench.profile).
+// <profileDir>/<client>-<streams>-<run>.pprof until the returned func is
+// called (nothing without -omnibench.profile). Runs are numbered from 1 in
+// the directory, so that the profiles of several iterations can be read
+// together (go tool pprof takes several files).
 func startProfile(b *testing.B, client string, streams int) (stop func()) {
 	if *profileDir == "" {
 		return func() {}
 	}
-	f, err := os.Create(filepath.Join(*profileDir, fmt.Sprintf("%s-%d.pprof", client, streams)))
+	var f *os.File
+	err := fs.ErrExist
+	for run := 1; errors.Is(err, fs.ErrExist) && run <= maxProfiledRuns; run++ {
+		name := filepath.Join(*profileDir, fmt.Sprintf("%s-%d-%d.pprof", client, streams, run))
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("-omnibench.profile: %v", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

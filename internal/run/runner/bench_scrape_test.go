@@ -5,12 +5,14 @@ package runner_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,12 +27,21 @@ import (
 // concurrent streams to keep the client busy, each about 4 s long.
 const scrapeLoadStreams = 500
 
+var (
+	scrapeIntervalsFlag = flag.String("omnibench.scrape-intervals", "1s,5s",
+		"comma-separated scrape intervals BenchmarkStampDelayWithScrapes runs beside no interval scrapes")
+	busyFlag = flag.Int("omnibench.busy", 0,
+		"competing jobs BenchmarkStampDelayWithScrapes starts, each a process keeping one CPU busy")
+)
+
 // BenchmarkStampDelayWithScrapes measures whether the run's interval
 // scrapes move the load's stamp delay p99. Every iteration runs
-// omnibench's runner three times in rotating order against the same
-// `omnibench serve` (send stamps on, in a process of its own): without
-// interval scrapes, with one every second (five times the default rate,
-// to amplify their cost) and with the default 5 s. The scrapes read a
+// omnibench's runner in rotating order against the same `omnibench serve`
+// (send stamps on, in a process of its own): without interval scrapes and
+// with them at each interval -omnibench.scrape-intervals names, by default
+// every second (five times the default rate, to amplify their cost) and
+// every 5 s (the default). -omnibench.busy N adds N competing jobs, each
+// keeping a CPU busy, as on a machine shared with other work. The scrapes read a
 // static copy of the server's exposition at 16 stages of 32 replicas with
 // stats on (17 MB), served by another process that does nothing else, so
 // that neither the server under test nor omnibench's process pays for
@@ -54,10 +65,8 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 	srv := startServeWith(b, append(bareServeFlags(), "--log-stats", "--replicas", replicas))
 	wl := benchWorkload(b)
 	copied := startStaticExposition(b, srv.url+"/metrics")
-	modes := []struct {
-		name  string
-		every time.Duration
-	}{{"none", 0}, {"1s", time.Second}, {"5s", 5 * time.Second}}
+	modes := scrapeModes(b)
+	startBusyLoops(b, *busyFlag)
 	runs := make([]levelRuns, len(modes))
 	intervals := make([]int, len(modes))
 	waits := make([]schedWaits, len(modes))
@@ -94,6 +103,53 @@ func BenchmarkStampDelayWithScrapes(b *testing.B) {
 			waits[k].report(b, modes[k].name)
 		}
 	})
+}
+
+// scrapeMode is one of BenchmarkStampDelayWithScrapes's kinds of run: no
+// interval scrapes (every 0) or one every so often.
+type scrapeMode struct {
+	name  string
+	every time.Duration
+}
+
+// scrapeModes are no interval scrapes and the intervals that
+// -omnibench.scrape-intervals names.
+func scrapeModes(b *testing.B) []scrapeMode {
+	modes := []scrapeMode{{"none", 0}}
+	for _, f := range strings.Split(*scrapeIntervalsFlag, ",") {
+		every, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || every <= 0 {
+			b.Fatalf("-omnibench.scrape-intervals: %q is not a positive duration", f)
+		}
+		modes = append(modes, scrapeMode{every.String(), every})
+	}
+	return modes
+}
+
+// startBusyLoops starts n competing jobs for the benchmark's duration:
+// this test binary re-executed as a busy loop, each in a session of its
+// own, so that the kernel schedules it as another user's job (Linux's
+// autogroups) rather than as a thread of this one.
+func startBusyLoops(b *testing.B, n int) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range n {
+		cmd := exec.Command(self, "-test.run", "^$")
+		cmd.Env = append(os.Environ(), runner.BusyLoopEnv+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			b.Fatalf("starting a busy loop: %v", err)
+		}
+		b.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	if n > 0 {
+		b.Logf("%d busy loops compete for the CPUs", n)
+	}
 }
 
 // reportScrapeMode reports one mode's runs with interval scrapes against

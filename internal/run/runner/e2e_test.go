@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if file := os.Getenv(StaticExpositionEnv); file != "" {
 		os.Exit(serveStaticExposition(file))
 	}
+	if os.Getenv(BusyLoopEnv) != "" {
+		os.Exit(busyLoop())
+	}
 	goleak.VerifyTestMain(m)
 }
 

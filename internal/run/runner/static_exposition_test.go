@@ -53,3 +53,22 @@ func serveStaticExposition(file string) int {
 	}
 	return 0
 }
+
+// BusyLoopEnv, set in the environment of this test binary, makes it a
+// competing job instead of running tests (TestMain): a process that keeps
+// one CPU busy, started by BenchmarkStampDelayWithScrapes with
+// -omnibench.busy to measure on a machine shared with another job.
+const BusyLoopEnv = "OMNIBENCH_BUSY_LOOP"
+
+// busyLoopLimit bounds a busy loop whose benchmark did not stop it.
+const busyLoopLimit = 30 * time.Minute
+
+// busyLoop spins on one CPU until it is killed or busyLoopLimit passes.
+func busyLoop() int {
+	end := time.Now().Add(busyLoopLimit)
+	for n := 0; ; n++ {
+		if n%(1<<20) == 0 && time.Now().After(end) {
+			return 0
+		}
+	}
+}
