@@ -50,12 +50,7 @@ func BenchmarkWait(b *testing.B) {
 		defer w.Stop()
 		b.ReportAllocs()
 		for b.Loop() {
-			// As wsclient's waitWatch.begin and end.
-			due := time.Now().Add(idle)
-			if deadline.Before(due) {
-				due = deadline
-			}
-			w.DueAt(due)
+			w.DueInBy(idle, deadline) // as wsclient's waitWatch.begin and end
 			if _, expired := w.Clear(); expired {
 				b.Fatal("expired")
 			}

@@ -80,13 +80,26 @@ func (w *Watchdog) DueAt(t time.Time) {
 
 // DueIn sets the due time to d from now. It reads only the monotonic clock,
 // which is cheaper than DueAt(time.Now().Add(d)).
-func (w *Watchdog) DueIn(d time.Duration) {
-	now := w.since()
-	due := none
-	if d < time.Duration(none-now) {
-		due = now + int64(d)
+func (w *Watchdog) DueIn(d time.Duration) { w.move(w.in(d)) }
+
+// DueInBy sets the due time to d from now or to deadline, whichever comes
+// first; a zero deadline is none. It costs what DueIn does.
+func (w *Watchdog) DueInBy(d time.Duration, deadline time.Time) {
+	due := w.in(d)
+	if !deadline.IsZero() {
+		due = min(due, int64(deadline.Sub(w.base)))
 	}
 	w.move(due)
+}
+
+// in is the time d from now, since base; none when that is beyond the
+// clock's range.
+func (w *Watchdog) in(d time.Duration) int64 {
+	now := w.since()
+	if d >= time.Duration(none-now) {
+		return none
+	}
+	return now + int64(d)
 }
 
 // move sets the due time. Storing it first and then reading armed pairs

@@ -140,26 +140,41 @@ func TestWaits(t *testing.T) {
 		var n atomic.Int32
 		w := counted(&n)
 		defer w.Stop()
-		wait := func(idle, took time.Duration) {
-			w.DueIn(idle)
+		wait := func(idle time.Duration, deadline time.Time, took time.Duration) {
+			w.DueInBy(idle, deadline)
 			time.Sleep(took)
 			if at, expired := w.Clear(); expired {
-				t.Fatalf("a wait of %v with an idle timeout of %v expired at %v", took, idle, at)
+				t.Fatalf("a wait of %v with an idle timeout of %v (deadline %v) expired at %v", took, idle, deadline, at)
 			}
 		}
 		for range 20 {
-			wait(time.Minute, 50*time.Second)
+			wait(time.Minute, time.Time{}, 50*time.Second)
 			time.Sleep(time.Hour) // the timer fires and stays unarmed
 		}
 		for range 100 {
-			wait(time.Minute, 10*time.Second)
+			wait(time.Minute, time.Now().Add(2*time.Minute), 10*time.Second)
 		}
-		// A turn's deadline, earlier than the idle timeout.
+		// The turn's deadline, earlier than the idle timeout.
 		deadline := time.Now().Add(30 * time.Second)
-		w.DueAt(deadline)
+		w.DueInBy(time.Minute, deadline)
 		time.Sleep(time.Minute)
 		wantExpiries(t, &n, 1, "after the turn's deadline")
 		wantExpiredAt(t, w, deadline)
+	})
+}
+
+// TestIdleBeforeDeadline checks that a wait whose idle timeout comes
+// before the turn's deadline runs out at the idle timeout.
+func TestIdleBeforeDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		start := time.Now()
+		w := counted(&n)
+		defer w.Stop()
+		w.DueInBy(time.Minute, start.Add(time.Hour))
+		time.Sleep(2 * time.Minute)
+		wantExpiries(t, &n, 1, "after the idle timeout")
+		wantExpiredAt(t, w, start.Add(time.Minute))
 	})
 }
 
