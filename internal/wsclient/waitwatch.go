@@ -20,7 +20,7 @@ const (
 // read the session makes on its own goroutine cannot be interrupted
 // otherwise, and both timeouts fail the session anyway. A wait sets the
 // watchdog's due time as it begins and clears it as it ends, which costs a
-// clock reading and a few atomic operations: the watchdog's timer is armed
+// monotonic clock reading and a few atomic operations: the timer is armed
 // again only when it fires or a wait is due earlier than it is armed for
 // (package watchdog). Only the session's goroutine calls its methods.
 type waitWatch struct {
@@ -38,12 +38,8 @@ func newWaitWatch(idle time.Duration, closeNow func()) waitWatch {
 // begin starts a wait that ends at the idle timeout or at deadline (zero:
 // none), whichever comes first.
 func (w *waitWatch) begin(deadline time.Time) {
-	due := time.Now().Add(w.idle)
-	if !deadline.IsZero() && deadline.Before(due) {
-		due = deadline
-	}
 	w.turnDue = deadline
-	w.dog.DueAt(due)
+	w.dog.DueInBy(w.idle, deadline)
 }
 
 // end ends the wait begun last and returns notExpired, or why the watchdog
