@@ -129,13 +129,13 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 		hreq.Header.Set("Authorization", c.basicAuth)
 	}
 
-	var wd *watchdog
+	var idle idleWatch
 	s.t0 = time.Now()
 	if c.opts.IdleTimeout > 0 {
-		wd = startWatchdog(s.t0, c.opts.IdleTimeout, cancel)
-		defer wd.stop()
+		idle = startIdleWatch(s.t0, c.opts.IdleTimeout, cancel)
+		defer idle.stop()
 	}
-	tt.t0, tt.wd = s.t0, wd
+	tt.t0, tt.idle = s.t0, idle
 	if err := c.slots.acquire(ctx); err != nil {
 		s.rec.QueueS = time.Since(s.t0).Seconds()
 		s.rec.E2ES = s.rec.QueueS
@@ -156,7 +156,7 @@ func (c *Client) do(parent context.Context, req Request, s *stream) error {
 	s.rec.Status = resp.StatusCode
 	s.contentType = resp.Header.Get("Content-Type")
 	s.rec.ServerTokens = tokenHeaders(resp.Header)
-	s.body = body{r: resp.Body, wd: wd}
+	s.body = body{r: resp.Body, idle: idle}
 	reuse, err := s.readResponse(resp)
 	s.rec.E2ES = time.Since(s.t0).Seconds()
 	handedOff = c.endBody(resp.Body, s.body.eof, reuse, unlink, cancel, release)
@@ -293,7 +293,7 @@ func (c *Client) endBody(b io.ReadCloser, atEOF, reuse bool, unlink func() bool,
 // still call a hook of a cancelled request after Do has returned.
 type traceTimes struct {
 	t0        time.Time
-	wd        *watchdog    // fed by the first response byte; nil without idle timeout
+	idle      idleWatch    // fed by the first response byte; zero without an idle timeout
 	connect   atomic.Int64 // new connection ready, ns after t0 (0: reused)
 	firstByte atomic.Int64 // first response byte, ns after t0
 
@@ -332,9 +332,7 @@ func (tt *traceTimes) trace() *httptrace.ClientTrace {
 		},
 		GotFirstResponseByte: func() {
 			tt.firstByte.Store(int64(time.Since(tt.t0)))
-			if tt.wd != nil {
-				tt.wd.touch()
-			}
+			tt.idle.touch()
 		},
 	}
 }

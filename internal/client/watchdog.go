@@ -3,9 +3,9 @@ package client
 import (
 	"context"
 	"io"
-	"math"
-	"sync/atomic"
 	"time"
+
+	"github.com/omnibench/omnibench/internal/watchdog"
 )
 
 // cause is why the client cancelled a request's context itself. It is a
@@ -31,65 +31,48 @@ func (c cause) Error() string {
 	return "unknown cause"
 }
 
-// watchdog cancels a request when no byte has arrived for idle. Reads only
-// store a timestamp (one atomic store, no timer operation); a single timer
-// wakes up when the idle time could at the earliest have passed, looks at the
-// last read, and either cancels or sleeps for the remainder. So a stream of
-// many small reads costs one atomic store per read and about one timer wake-up
-// per idle period.
-type watchdog struct {
-	base    time.Time
-	idle    time.Duration
-	last    atomic.Int64 // time of the last byte, nanoseconds since base
-	stopped atomic.Bool
-	timer   *time.Timer
-	cancel  context.CancelCauseFunc
+// idleWatch cancels a request when no byte has arrived for idle: every
+// byte moves its watchdog's due time to idle from then, which is one atomic
+// store (see package watchdog). The zero value watches nothing.
+type idleWatch struct {
+	dog  *watchdog.Watchdog
+	idle time.Duration
 }
 
-// startWatchdog arms a watchdog whose idle period starts at base.
-func startWatchdog(base time.Time, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
-	w := &watchdog{base: base, idle: idle, cancel: cancel}
-	// Create the timer disarmed and arm it after w.timer is set, so the
-	// callback never sees a nil timer.
-	w.timer = time.AfterFunc(time.Duration(math.MaxInt64), w.check)
-	w.timer.Reset(idle - time.Since(base))
+// startIdleWatch arms an idle watch whose first idle period starts at
+// base; it cancels the request with causeIdle.
+func startIdleWatch(base time.Time, idle time.Duration, cancel context.CancelCauseFunc) idleWatch {
+	w := idleWatch{dog: watchdog.New(func() { cancel(causeIdle) }), idle: idle}
+	w.dog.DueAt(base.Add(idle))
 	return w
 }
 
 // touch records that a byte arrived now.
-func (w *watchdog) touch() { w.last.Store(int64(time.Since(w.base))) }
-
-func (w *watchdog) check() {
-	if w.stopped.Load() {
-		return
+func (w idleWatch) touch() {
+	if w.dog != nil {
+		w.dog.DueIn(w.idle)
 	}
-	quiet := time.Since(w.base) - time.Duration(w.last.Load())
-	if quiet >= w.idle {
-		w.cancel(causeIdle)
-		return
-	}
-	w.timer.Reset(w.idle - quiet)
 }
 
-// stop disarms the watchdog. A check already running may still re-arm the
-// timer once; it then finds stopped set and does nothing.
-func (w *watchdog) stop() {
-	w.stopped.Store(true)
-	w.timer.Stop()
+// stop disarms the watch (the request is over).
+func (w idleWatch) stop() {
+	if w.dog != nil {
+		w.dog.Stop()
+	}
 }
 
 // body wraps a response body: it feeds the watchdog on every read and
 // remembers whether the underlying stream reached io.EOF.
 type body struct {
-	r   io.Reader
-	wd  *watchdog // nil without an idle timeout
-	eof bool
+	r    io.Reader
+	idle idleWatch // the zero value without an idle timeout
+	eof  bool
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
-	if n > 0 && b.wd != nil {
-		b.wd.touch()
+	if n > 0 {
+		b.idle.touch()
 	}
 	if err == io.EOF {
 		b.eof = true

@@ -18,7 +18,7 @@
 // realtime-audio wait for their next send and for messages at once, and
 // speech-ws text sent at Session.TextRate can take longer than a server
 // waits for the answer to its ping. The idle timeout and the turn's
-// deadline end a wait by closing the connection (watchdog): both fail the
+// deadline end a wait by closing the connection (waitWatch): both fail the
 // session. The API key goes as "Authorization: Bearer" on the handshake;
 // the client sends text frames only; a server message larger than
 // Options.MaxMessageBytes fails the record as malformed (the library closes
@@ -359,7 +359,7 @@ type conn struct {
 	// watch ends the waits for a message at the idle timeout and the turn's
 	// deadline; unwatch stops the close of the connection when the run is
 	// interrupted.
-	watch   watchdog
+	watch   waitWatch
 	unwatch func() bool
 	// buffers is the client's pool messages are read into; lent is the
 	// buffer of the message nextOrWake handed out last.
@@ -406,7 +406,7 @@ func (c *Client) dial(ctx context.Context, sess Session, path string) (*conn, ti
 	ws.SetReadLimit(c.opts.MaxMessageBytes)
 	cn := &conn{c: ws, opts: &c.opts, red: c.redactor(sess), buffers: &c.buffers}
 	closeNow := func() { _ = ws.CloseNow() }
-	cn.watch = watchdog{idle: c.opts.IdleTimeout, close: closeNow}
+	cn.watch = newWaitWatch(c.opts.IdleTimeout, closeNow)
 	// An interrupted run ends a read in progress by closing the
 	// connection, once for the session rather than through the context of
 	// every read: the library arms a context's cancellation for each frame
