@@ -17,8 +17,9 @@
 // encoding/json it accepts invalid UTF-8 inside strings (Unquote decodes it
 // as U+FFFD). Object.KeyIs matches member names as encoding/json matches
 // them to struct fields: exactly or case-insensitively with its folding.
-// No function allocates unless it returns an error. The tests and fuzz
-// targets check the walk against encoding/json.
+// A walk allocates nothing unless it reports an error (or KeyIs folds a
+// name longer than 64 bytes); Unquote appends to the caller's buffer. The
+// tests and fuzz targets check all of it against encoding/json.
 package jsonscan
 
 import (

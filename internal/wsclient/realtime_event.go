@@ -110,6 +110,7 @@ const maxSkipDepth = 64
 func readRealtimeEvent(data []byte, ev *realtimeEvent) bool {
 	*ev = realtimeEvent{}
 	var o jsonscan.Object
+	// The event's own object takes one level of the room.
 	if o.Open(data, jsonscan.SkipSpace(data, 0), maxSkipDepth+1) != nil {
 		return false
 	}
@@ -163,17 +164,17 @@ func realtimeMember(b []byte, i, room, f int, ev *realtimeEvent) (int, bool) {
 		ev.audio, end, ok = plainString(b, i)
 	case fieldRate:
 		var rate int
-		rate, end, ok = integer(b, i)
+		rate, end, ok = intValue(b, i)
 		ev.rate = max(rate, 0)
 	case fieldMetadata:
-		end, ok = metadata(b, i, room, ev)
+		end, ok = readMetadata(b, i, room, ev)
 	}
 	return end, ok
 }
 
-// metadata reads the metadata object at b[i]: audio_duration_ms, the rest
+// readMetadata reads the metadata object at b[i]: audio_duration_ms, the rest
 // skipped.
-func metadata(b []byte, i, room int, ev *realtimeEvent) (int, bool) {
+func readMetadata(b []byte, i, room int, ev *realtimeEvent) (int, bool) {
 	var o jsonscan.Object
 	if o.Open(b, i, room) != nil {
 		return 0, false
@@ -203,7 +204,7 @@ func metadata(b []byte, i, room int, ev *realtimeEvent) (int, bool) {
 			continue
 		}
 		var ok bool
-		ev.durMS, o.I, ok = float(b, o.I)
+		ev.durMS, o.I, ok = floatValue(b, o.I)
 		ev.hasDur = ok
 		if !ok {
 			return 0, false
@@ -302,9 +303,9 @@ func plainString(b []byte, i int) (v []byte, end int, ok bool) {
 	return v, end, true
 }
 
-// integer reads the number at b[i] as json.Unmarshal stores it in an int:
+// intValue reads the number at b[i] as json.Unmarshal stores it in an int:
 // an integer without fraction or exponent, in int's range.
-func integer(b []byte, i int) (v, end int, ok bool) {
+func intValue(b []byte, i int) (v, end int, ok bool) {
 	end, isInt, err := jsonscan.ScanNumber(b, i)
 	if err != nil || !isInt {
 		return 0, 0, false
@@ -313,8 +314,8 @@ func integer(b []byte, i int) (v, end int, ok bool) {
 	return int(v64), end, ok && int64(int(v64)) == v64 // false where int is narrower
 }
 
-// float reads the number at b[i] as json.Unmarshal stores it in a float64.
-func float(b []byte, i int) (v float64, end int, ok bool) {
+// floatValue reads the number at b[i] as json.Unmarshal stores it in a float64.
+func floatValue(b []byte, i int) (v float64, end int, ok bool) {
 	end, _, err := jsonscan.ScanNumber(b, i)
 	if err != nil {
 		return 0, 0, false
