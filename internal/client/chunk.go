@@ -1,6 +1,10 @@
 package client
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/omnibench/omnibench/internal/jsonscan"
+)
 
 // chatChunk is what the client needs from one chat.completion.chunk event
 // (docs/reference/http-streams.md, section 2.3). Strings alias the event payload and are valid until
@@ -32,29 +36,29 @@ type chatChunk struct {
 // cannot inline) was part of its cost.
 func decodeChatChunk(b []byte, c *chatChunk) error {
 	*c = chatChunk{NoChoices: true}
-	var o object
-	if err := o.openOrNull(b, skipWS(b, 0), 0, ""); err != nil {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, jsonscan.SkipSpace(b, 0), maxDepth, ""); err != nil {
 		return err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return finish(b, o.i)
+			return jsonscan.Finish(b, o.I)
 		}
 		switch {
-		case o.keyIs("modality"):
-			o.i, err = readString(b, o.i, &c.Modality, "modality")
-		case o.keyIs("choices"):
-			o.i, err = decodeChoices(b, o.i, o.depth, c)
-		case o.keyIs("usage"):
-			o.i, err = decodeChatUsage(b, o.i, o.depth, c)
-		case o.keyIs("error"):
-			o.i, err = decodeErrorValue(b, o.i, o.depth, &c.HasError, &c.ErrorMessage)
+		case o.KeyIs("modality"):
+			o.I, err = readString(b, o.I, &c.Modality, "modality")
+		case o.KeyIs("choices"):
+			o.I, err = decodeChoices(b, o.I, o.Room, c)
+		case o.KeyIs("usage"):
+			o.I, err = decodeChatUsage(b, o.I, o.Room, c)
+		case o.KeyIs("error"):
+			o.I, err = decodeErrorValue(b, o.I, o.Room, &c.HasError, &c.ErrorMessage)
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return err
@@ -65,37 +69,37 @@ func decodeChatChunk(b []byte, c *chatChunk) error {
 // decodeChoices reads the choices array into choice 0 of c. Like
 // encoding/json decoding into a slice, a repeated non-empty array merges
 // into the existing first element, while null or [] resets it.
-func decodeChoices(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if isNull(b, i) {
+func decodeChoices(b []byte, i, room int, c *chatChunk) (int, error) {
+	if jsonscan.IsNull(b, i) {
 		c.resetChoice()
 		return i + 4, nil
 	}
-	var a array
-	if err := a.open(b, i, depth+1); err != nil {
+	var a jsonscan.Array
+	if err := a.Open(b, i, room); err != nil {
 		return 0, fmt.Errorf("choices: %w", err)
 	}
 	for {
-		ok, err := a.next(b)
+		ok, err := a.Next(b)
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
 			break
 		}
-		if a.n == 1 {
-			a.i, err = decodeChoice(b, a.i, a.depth, c)
+		if a.N == 1 {
+			a.I, err = decodeChoice(b, a.I, a.Room, c)
 		} else {
-			a.i, err = skipValue(b, a.i, a.depth)
+			a.I, err = jsonscan.SkipValue(b, a.I, a.Room)
 		}
 		if err != nil {
 			return 0, err
 		}
 	}
-	c.NoChoices = a.n == 0
+	c.NoChoices = a.N == 0
 	if c.NoChoices {
 		c.resetChoice()
 	}
-	return a.i, nil
+	return a.I, nil
 }
 
 func (c *chatChunk) resetChoice() {
@@ -103,23 +107,23 @@ func (c *chatChunk) resetChoice() {
 	c.NoChoices = true
 }
 
-func decodeChoice(b []byte, i, depth int, c *chatChunk) (int, error) {
-	var o object
-	if err := o.openOrNull(b, i, depth, "choices[0]"); err != nil {
+func decodeChoice(b []byte, i, room int, c *chatChunk) (int, error) {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "choices[0]"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
 		switch {
-		case o.keyIs("delta"):
-			o.i, err = decodeDelta(b, o.i, o.depth, c)
-		case o.keyIs("finish_reason"):
-			o.i, err = readString(b, o.i, &c.FinishReason, "choices[0].finish_reason")
+		case o.KeyIs("delta"):
+			o.I, err = decodeDelta(b, o.I, o.Room, c)
+		case o.KeyIs("finish_reason"):
+			o.I, err = readString(b, o.I, &c.FinishReason, "choices[0].finish_reason")
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err
@@ -127,23 +131,23 @@ func decodeChoice(b []byte, i, depth int, c *chatChunk) (int, error) {
 	}
 }
 
-func decodeDelta(b []byte, i, depth int, c *chatChunk) (int, error) {
-	var o object
-	if err := o.openOrNull(b, i, depth, "choices[0].delta"); err != nil {
+func decodeDelta(b []byte, i, room int, c *chatChunk) (int, error) {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "choices[0].delta"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
 		switch {
-		case o.keyIs("content"):
-			o.i, err = readString(b, o.i, &c.Content, "choices[0].delta.content")
-		case o.keyIs("audio"):
-			o.i, err = decodeDeltaAudio(b, o.i, o.depth, c)
+		case o.KeyIs("content"):
+			o.I, err = readString(b, o.I, &c.Content, "choices[0].delta.content")
+		case o.KeyIs("audio"):
+			o.I, err = decodeDeltaAudio(b, o.I, o.Room, c)
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err
@@ -151,20 +155,20 @@ func decodeDelta(b []byte, i, depth int, c *chatChunk) (int, error) {
 	}
 }
 
-func decodeDeltaAudio(b []byte, i, depth int, c *chatChunk) (int, error) {
-	var o object
-	if err := o.openOrNull(b, i, depth, "choices[0].delta.audio"); err != nil {
+func decodeDeltaAudio(b []byte, i, room int, c *chatChunk) (int, error) {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "choices[0].delta.audio"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
-		if o.keyIs("data") {
-			o.i, err = readString(b, o.i, &c.AudioData, "choices[0].delta.audio.data")
+		if o.KeyIs("data") {
+			o.I, err = readString(b, o.I, &c.AudioData, "choices[0].delta.audio.data")
 		} else {
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err
@@ -172,26 +176,26 @@ func decodeDeltaAudio(b []byte, i, depth int, c *chatChunk) (int, error) {
 	}
 }
 
-func decodeChatUsage(b []byte, i, depth int, c *chatChunk) (int, error) {
-	if !isNull(b, i) {
+func decodeChatUsage(b []byte, i, room int, c *chatChunk) (int, error) {
+	if !jsonscan.IsNull(b, i) {
 		c.HasUsage = true
 	}
-	var o object
-	if err := o.openOrNull(b, i, depth, "usage"); err != nil {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "usage"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
 		switch {
-		case o.keyIs("prompt_tokens"):
-			o.i, err = readInt(b, o.i, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
-		case o.keyIs("completion_tokens"):
-			o.i, err = readInt(b, o.i, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
+		case o.KeyIs("prompt_tokens"):
+			o.I, err = readInt(b, o.I, &c.PromptTokens, &c.HasPrompt, "usage.prompt_tokens")
+		case o.KeyIs("completion_tokens"):
+			o.I, err = readInt(b, o.I, &c.CompletionTokens, &c.HasCompletion, "usage.completion_tokens")
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err
@@ -203,9 +207,9 @@ func decodeChatUsage(b []byte, i, depth int, c *chatChunk) (int, error) {
 // encoding/json does for a pointer field); an object sets it and merges its
 // message; a bare string or any other value also counts as an error (lenient:
 // some servers send "error": "text").
-func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, error) {
+func decodeErrorValue(b []byte, i, room int, has *bool, msg *jsonText) (int, error) {
 	switch {
-	case isNull(b, i):
+	case jsonscan.IsNull(b, i):
 		*has, *msg = false, jsonText{}
 		return i + 4, nil
 	case i < len(b) && b[i] == '"':
@@ -218,22 +222,22 @@ func decodeErrorValue(b []byte, i, depth int, has *bool, msg *jsonText) (int, er
 	case i < len(b) && b[i] == '{':
 	default:
 		*has = true
-		return skipValue(b, i, depth)
+		return jsonscan.SkipValue(b, i, room)
 	}
 	*has = true
-	var o object
-	if err := o.openOrNull(b, i, depth, "error"); err != nil {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "error"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
-		if o.keyIs("message") {
-			o.i, err = readString(b, o.i, msg, "error.message")
+		if o.KeyIs("message") {
+			o.I, err = readString(b, o.I, msg, "error.message")
 		} else {
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err

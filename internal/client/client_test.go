@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -921,16 +920,5 @@ func TestDecodeBase64Variants(t *testing.T) {
 	}
 	if _, err := DecodeBase64(&buf, []byte("AA-_")); err == nil {
 		t.Error("URL-safe base64 accepted")
-	}
-}
-
-// TestIntegerStrings guards the hand-written integer parser against strconv.
-func TestParseInt(t *testing.T) {
-	for _, s := range []string{"0", "-0", "42", "-42", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "99999999999999999999"} {
-		want, werr := strconv.ParseInt(s, 10, 64)
-		got, ok := parseInt([]byte(s))
-		if ok != (werr == nil) || (ok && got != want) {
-			t.Errorf("%s: %d %v, strconv says %d %v", s, got, ok, want, werr)
-		}
 	}
 }

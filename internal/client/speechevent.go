@@ -1,5 +1,7 @@
 package client
 
+import "github.com/omnibench/omnibench/internal/jsonscan"
+
 // Speech SSE event types (docs/reference/http-streams.md, section 3.4).
 const (
 	speechDelta = "speech.audio.delta"
@@ -26,29 +28,29 @@ type speechEvent struct {
 // the same rules (and the same kind of walk) as decodeChatChunk.
 func decodeSpeechEvent(b []byte, e *speechEvent) error {
 	*e = speechEvent{}
-	var o object
-	if err := o.openOrNull(b, skipWS(b, 0), 0, ""); err != nil {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, jsonscan.SkipSpace(b, 0), maxDepth, ""); err != nil {
 		return err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return finish(b, o.i)
+			return jsonscan.Finish(b, o.I)
 		}
 		switch {
-		case o.keyIs("type"):
-			o.i, err = readString(b, o.i, &e.Type, "type")
-		case o.keyIs("audio"):
-			o.i, err = readString(b, o.i, &e.Audio, "audio")
-		case o.keyIs("usage"):
-			o.i, err = decodeSpeechUsage(b, o.i, o.depth, e)
-		case o.keyIs("error"):
-			o.i, err = decodeErrorValue(b, o.i, o.depth, &e.HasError, &e.ErrorMessage)
+		case o.KeyIs("type"):
+			o.I, err = readString(b, o.I, &e.Type, "type")
+		case o.KeyIs("audio"):
+			o.I, err = readString(b, o.I, &e.Audio, "audio")
+		case o.KeyIs("usage"):
+			o.I, err = decodeSpeechUsage(b, o.I, o.Room, e)
+		case o.KeyIs("error"):
+			o.I, err = decodeErrorValue(b, o.I, o.Room, &e.HasError, &e.ErrorMessage)
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return err
@@ -56,26 +58,26 @@ func decodeSpeechEvent(b []byte, e *speechEvent) error {
 	}
 }
 
-func decodeSpeechUsage(b []byte, i, depth int, e *speechEvent) (int, error) {
-	if !isNull(b, i) {
+func decodeSpeechUsage(b []byte, i, room int, e *speechEvent) (int, error) {
+	if !jsonscan.IsNull(b, i) {
 		e.HasUsage = true
 	}
-	var o object
-	if err := o.openOrNull(b, i, depth, "usage"); err != nil {
+	var o jsonscan.Object
+	if err := openOrNull(&o, b, i, room, "usage"); err != nil {
 		return 0, err
 	}
 	for {
-		ok, err := o.next(b)
+		ok, err := o.Next(b)
 		if err != nil || !ok {
-			return o.i, err
+			return o.I, err
 		}
 		switch {
-		case o.keyIs("input_tokens"):
-			o.i, err = readInt(b, o.i, &e.InputTokens, &e.HasInput, "usage.input_tokens")
-		case o.keyIs("output_tokens"):
-			o.i, err = readInt(b, o.i, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
+		case o.KeyIs("input_tokens"):
+			o.I, err = readInt(b, o.I, &e.InputTokens, &e.HasInput, "usage.input_tokens")
+		case o.KeyIs("output_tokens"):
+			o.I, err = readInt(b, o.I, &e.OutputTokens, &e.HasOutput, "usage.output_tokens")
 		default:
-			o.i, err = skipValue(b, o.i, o.depth)
+			o.I, err = jsonscan.SkipValue(b, o.I, o.Room)
 		}
 		if err != nil {
 			return 0, err

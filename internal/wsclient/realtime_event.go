@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/omnibench/omnibench/internal/bytescan"
+	"github.com/omnibench/omnibench/internal/jsonscan"
 )
 
 // realtimeEvent is what the client uses of a Realtime server event. Its
@@ -90,94 +90,134 @@ const (
 	fieldDuration // metadata.audio_duration_ms
 )
 
+// maxSkipDepth bounds the nesting of a member's value; a deeper one is
+// left to encoding/json.
+const maxSkipDepth = 64
+
 // readRealtimeEvent is the hand-written reader of the events a turn is made
-// of (audio and transcript deltas above all): one pass over the message,
-// the payload found with bytescan and left in place, no allocation for the
-// event types the client knows. It takes a message (true) only when it can
-// tell exactly what json.Unmarshal into realtimeMsg would give: a JSON
-// object whose members it reads are spelled exactly, each once, with
-// values of their type, strings that stand for themselves (no escape,
-// valid UTF-8), and no member of the error paths (response, error, code,
-// event); every other member is skipped, checked to be valid JSON. Anything
-// else (a duplicate, a member that differs from a field's name only in
-// case, an escape in a name or a read value) is left to encoding/json.
+// of (audio and transcript deltas above all): one pass over the message
+// with package jsonscan's walk, the payload left in place, no allocation
+// for the event types the client knows. It takes a message (true) only
+// when it can tell exactly what json.Unmarshal into realtimeMsg would
+// give: a JSON object whose members it reads are spelled exactly, each
+// once, with values of their type, strings that stand for themselves (no
+// escape, valid UTF-8), and no member of the error paths (response, error,
+// code, event); every other member is skipped, checked to be valid JSON.
+// Anything else (a duplicate, a member that matches a field's name other
+// than by its exact spelling, an escape in a read value, bad JSON) is left
+// to encoding/json: where jsonscan reports an error, the message is simply
+// not taken.
 func readRealtimeEvent(data []byte, ev *realtimeEvent) bool {
 	*ev = realtimeEvent{}
-	s := jsonScan{b: data}
+	var o jsonscan.Object
+	// The event's own object takes one level of the room.
+	if o.Open(data, jsonscan.SkipSpace(data, 0), maxSkipDepth+1) != nil {
+		return false
+	}
 	seen := 0
-	ok := s.object(func(name []byte) bool {
-		f, exact := realtimeField(name)
+	for {
+		more, err := o.Next(data)
+		if err != nil {
+			return false
+		}
+		if !more {
+			return jsonscan.Finish(data, o.I) == nil
+		}
+		f, exact := realtimeField(&o)
+		ok := false
 		switch {
 		case !exact || f&seen != 0:
 			return false
 		case f == 0:
-			return s.skipValue(0)
+			o.I, err = jsonscan.SkipValue(data, o.I, o.Room)
+			ok = err == nil
+		default:
+			seen |= f
+			o.I, ok = realtimeMember(data, o.I, o.Room, f, ev)
 		}
-		seen |= f
-		return s.realtimeMember(f, ev)
-	})
-	return ok && s.end()
+		if !ok {
+			return false
+		}
+	}
 }
 
-// realtimeMember reads the value of member f into ev.
-func (s *jsonScan) realtimeMember(f int, ev *realtimeEvent) bool {
-	if s.null() {
-		return true // json.Unmarshal leaves the field as it is or sets it to nil: the zero value here
+// realtimeMember reads the value at b[i] of member f into ev and returns
+// the offset after it; room is the value's (jsonscan.Object.Room).
+func realtimeMember(b []byte, i, room, f int, ev *realtimeEvent) (int, bool) {
+	if jsonscan.IsNull(b, i) {
+		return i + 4, true // json.Unmarshal leaves the field as it is or sets it to nil: the zero value here
 	}
+	var (
+		v   []byte
+		end int
+		ok  bool
+	)
 	switch f {
 	case fieldType:
-		v, ok := s.plainString()
+		v, end, ok = plainString(b, i)
 		ev.typ = internType(v)
-		return ok
 	case fieldResponseID:
-		v, ok := s.plainString()
-		ev.responseID = v
-		return ok
+		ev.responseID, end, ok = plainString(b, i)
 	case fieldDelta:
-		v, ok := s.plainString()
-		ev.delta = v
-		return ok
+		ev.delta, end, ok = plainString(b, i)
 	case fieldAudio:
-		v, ok := s.plainString()
-		ev.audio = v
-		return ok
+		ev.audio, end, ok = plainString(b, i)
 	case fieldRate:
-		v, ok := s.integer()
-		ev.rate = max(v, 0)
-		return ok
+		var rate int
+		rate, end, ok = intValue(b, i)
+		ev.rate = max(rate, 0)
 	case fieldMetadata:
-		return s.metadata(ev)
+		end, ok = readMetadata(b, i, room, ev)
 	}
-	return false
+	return end, ok
 }
 
-// metadata reads the metadata object: audio_duration_ms, the rest skipped.
-func (s *jsonScan) metadata(ev *realtimeEvent) bool {
+// readMetadata reads the metadata object at b[i]: audio_duration_ms, the rest
+// skipped.
+func readMetadata(b []byte, i, room int, ev *realtimeEvent) (int, bool) {
+	var o jsonscan.Object
+	if o.Open(b, i, room) != nil {
+		return 0, false
+	}
 	seen := false
-	return s.object(func(name []byte) bool {
-		f, exact := metadataField(name)
+	for {
+		more, err := o.Next(b)
+		switch {
+		case err != nil:
+			return 0, false
+		case !more:
+			return o.I, true
+		}
+		f, exact := metadataField(&o)
 		switch {
 		case !exact || f != 0 && seen:
-			return false
+			return 0, false
 		case f == 0:
-			return s.skipValue(1)
+			if o.I, err = jsonscan.SkipValue(b, o.I, o.Room); err != nil {
+				return 0, false
+			}
+			continue
 		}
 		seen = true
-		if s.null() {
-			return true
+		if jsonscan.IsNull(b, o.I) {
+			o.I += 4
+			continue
 		}
-		v, ok := s.float()
-		ev.durMS, ev.hasDur = v, ok
-		return ok
-	})
+		var ok bool
+		ev.durMS, o.I, ok = floatValue(b, o.I)
+		ev.hasDur = ok
+		if !ok {
+			return 0, false
+		}
+	}
 }
 
-// realtimeField is the member a top-level name stands for (0: none the
-// client reads); exact is false when encoding/json could match it to a
-// field other than by its exact spelling (case folding), or to one of the
-// error paths' fields.
-func realtimeField(name []byte) (f int, exact bool) {
-	switch string(name) {
+// realtimeField is the member the current name of o stands for (0: none
+// the client reads); exact is false when encoding/json could match it to a
+// field other than by its exact spelling (case folding, escapes), or to
+// one of the error paths' fields.
+func realtimeField(o *jsonscan.Object) (f int, exact bool) {
+	switch string(o.Key) {
 	case "type":
 		return fieldType, true
 	case "response_id":
@@ -191,43 +231,22 @@ func realtimeField(name []byte) (f int, exact bool) {
 	case "metadata":
 		return fieldMetadata, true
 	}
-	return 0, !foldsToAny(name, "type", "response_id", "response", "delta", "audio", "sample_rate_hz", "metadata", "error", "code", "event")
+	return 0, !matchesAny(o, "type", "response_id", "response", "delta", "audio", "sample_rate_hz", "metadata", "error", "code", "event")
 }
 
 // metadataField is realtimeField for the members of metadata.
-func metadataField(name []byte) (f int, exact bool) {
-	if string(name) == "audio_duration_ms" {
+func metadataField(o *jsonscan.Object) (f int, exact bool) {
+	if string(o.Key) == "audio_duration_ms" {
 		return fieldDuration, true
 	}
-	return 0, !foldsToAny(name, "audio_duration_ms")
+	return 0, !matchesAny(o, "audio_duration_ms")
 }
 
-// foldsToAny reports whether name could match one of the (lower-case
-// ASCII) field names under encoding/json's case-insensitive matching: it
-// equals one ignoring ASCII case, or it is not ASCII (some non-ASCII
-// letters fold to ASCII ones), in which case the answer is yes to be safe.
-func foldsToAny(name []byte, fields ...string) bool {
-	for _, c := range name {
-		if c >= utf8.RuneSelf {
-			return true
-		}
-	}
+// matchesAny reports whether encoding/json would match the current name of
+// o to one of the (lower-case ASCII) field names.
+func matchesAny(o *jsonscan.Object, fields ...string) bool {
 	for _, f := range fields {
-		if len(f) != len(name) {
-			continue
-		}
-		same := true
-		for i := range name {
-			c := name[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != f[i] {
-				same = false
-				break
-			}
-		}
-		if same {
+		if o.KeyIs(f) {
 			return true
 		}
 	}
@@ -264,277 +283,43 @@ func internType(v []byte) string {
 	return string(v)
 }
 
-// jsonScan reads JSON from b at i. Every method skips the white space
-// before its token and reports false for input that is not what it reads;
-// the scan is then abandoned, so i is of no further use.
-type jsonScan struct {
-	b []byte
-	i int
+// plainString reads the string at b[i] when it stands for itself, when
+// its JSON decoding is its bytes (no escape, valid UTF-8), and returns
+// them and the offset after the string. A string that is base64 all
+// through, as jsonscan's scan measured, needs no UTF-8 check.
+func plainString(b []byte, i int) (v []byte, end int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	end, esc, plain, err := jsonscan.ScanString(b, i)
+	if err != nil || esc {
+		return nil, 0, false
+	}
+	n := end - 1
+	v = b[i+1 : n : n]
+	if plain != len(v) && !utf8.Valid(v) {
+		return nil, 0, false
+	}
+	return v, end, true
 }
 
-// maxSkipDepth bounds the nesting of a skipped value; a deeper one is left
-// to encoding/json.
-const maxSkipDepth = 64
-
-func (s *jsonScan) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+// intValue reads the number at b[i] as json.Unmarshal stores it in an int:
+// an integer without fraction or exponent, in int's range.
+func intValue(b []byte, i int) (v, end int, ok bool) {
+	end, isInt, err := jsonscan.ScanNumber(b, i)
+	if err != nil || !isInt {
+		return 0, 0, false
 	}
+	v64, ok := jsonscan.ParseInt(b[i:end])
+	return int(v64), end, ok && int64(int(v64)) == v64 // false where int is narrower
 }
 
-// peek is the next byte after white space, or 0 at the end.
-func (s *jsonScan) peek() byte {
-	s.space()
-	if s.i >= len(s.b) {
-		return 0
+// floatValue reads the number at b[i] as json.Unmarshal stores it in a float64.
+func floatValue(b []byte, i int) (v float64, end int, ok bool) {
+	end, _, err := jsonscan.ScanNumber(b, i)
+	if err != nil {
+		return 0, 0, false
 	}
-	return s.b[s.i]
-}
-
-// token consumes c if it comes next.
-func (s *jsonScan) token(c byte) bool {
-	if s.peek() != c {
-		return false
-	}
-	s.i++
-	return true
-}
-
-// end reports whether only white space is left.
-func (s *jsonScan) end() bool {
-	s.space()
-	return s.i == len(s.b)
-}
-
-// object reads an object, calling member with each name (plain, without
-// its quotes) when the scan stands before the member's value; member reads
-// the value and reports whether to go on.
-func (s *jsonScan) object(member func(name []byte) bool) bool {
-	if !s.token('{') {
-		return false
-	}
-	if s.token('}') {
-		return true
-	}
-	for {
-		name, ok := s.plainString()
-		if !ok || !s.token(':') || !member(name) {
-			return false
-		}
-		if s.token('}') {
-			return true
-		}
-		if !s.token(',') {
-			return false
-		}
-	}
-}
-
-// null consumes a null literal if it comes next.
-func (s *jsonScan) null() bool {
-	s.space()
-	return s.literal("null")
-}
-
-func (s *jsonScan) literal(lit string) bool {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		return false
-	}
-	s.i += len(lit)
-	return true
-}
-
-// plainString reads a string that stands for itself, one whose JSON
-// decoding is its bytes (no escape, no control character, valid UTF-8),
-// and returns them. Base64 is checked by bytescan's scan alone.
-func (s *jsonScan) plainString() ([]byte, bool) {
-	if s.peek() != '"' {
-		return nil, false
-	}
-	rest := s.b[s.i+1:]
-	end, plain := bytescan.StringEnd(rest)
-	if end < 0 || rest[end] != '"' {
-		return nil, false
-	}
-	v := rest[:end:end]
-	if plain != end && !utf8.Valid(v) {
-		return nil, false
-	}
-	s.i += 1 + end + 1
-	return v, true
-}
-
-// skipString skips any valid string.
-func (s *jsonScan) skipString() bool {
-	if s.peek() != '"' {
-		return false
-	}
-	i := s.i + 1
-	for {
-		end, _ := bytescan.StringEnd(s.b[i:])
-		if end < 0 {
-			return false
-		}
-		i += end
-		switch s.b[i] {
-		case '"':
-			s.i = i + 1
-			return true
-		case '\\':
-			n := escapeLen(s.b[i:])
-			if n == 0 {
-				return false
-			}
-			i += n
-		default:
-			return false // a control character
-		}
-	}
-}
-
-// escapeLen is the length of the valid escape b starts with, or 0.
-func escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(b) < 6 {
-			return 0
-		}
-		for _, c := range b[2:6] {
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return 0
-			}
-		}
-		return 6
-	}
-	return 0
-}
-
-// skipValue skips any valid value nested at most maxSkipDepth deep.
-func (s *jsonScan) skipValue(depth int) bool {
-	switch c := s.peek(); {
-	case c == '"':
-		return s.skipString()
-	case c == '{':
-		return depth < maxSkipDepth && s.object(func([]byte) bool { return s.skipValue(depth + 1) })
-	case c == '[':
-		return depth < maxSkipDepth && s.array(depth)
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	case c == '-' || '0' <= c && c <= '9':
-		_, ok := s.number()
-		return ok
-	}
-	return false
-}
-
-func (s *jsonScan) array(depth int) bool {
-	if !s.token('[') {
-		return false
-	}
-	if s.token(']') {
-		return true
-	}
-	for {
-		if !s.skipValue(depth + 1) {
-			return false
-		}
-		if s.token(']') {
-			return true
-		}
-		if !s.token(',') {
-			return false
-		}
-	}
-}
-
-// number reads a number as JSON's grammar has it and returns its text.
-func (s *jsonScan) number() ([]byte, bool) {
-	s.space()
-	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.digits() == 0:
-		return nil, false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return nil, false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return nil, false
-		}
-	}
-	return s.b[start:s.i], true
-}
-
-// digits consumes a run of decimal digits and returns its length.
-func (s *jsonScan) digits() int {
-	start := s.i
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i - start
-}
-
-// integer reads a number that json.Unmarshal stores in an int: an integer
-// without fraction or exponent. One longer than 18 digits, or beyond int,
-// is left to encoding/json (false).
-func (s *jsonScan) integer() (int, bool) {
-	lit, ok := s.number()
-	if !ok {
-		return 0, false
-	}
-	neg := lit[0] == '-'
-	if neg {
-		lit = lit[1:]
-	}
-	if len(lit) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range lit {
-		if c < '0' || c > '9' {
-			return 0, false // a fraction or an exponent
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return int(v), int64(int(v)) == v // false where int is narrower
-}
-
-// float reads a number as json.Unmarshal stores it in a float64.
-func (s *jsonScan) float() (float64, bool) {
-	lit, ok := s.number()
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(string(lit), 64)
-	return v, err == nil
+	v, err = strconv.ParseFloat(string(b[i:end]), 64)
+	return v, end, err == nil
 }

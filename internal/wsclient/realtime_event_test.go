@@ -290,3 +290,28 @@ func TestRealtimeEventAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestRealtimeReaderNamesByEncodingJSONRules checks that the hand reader
+// decides whether a member name selects a field by encoding/json's own
+// rules (jsonscan's Object.KeyIs): a member whose name is not ASCII or
+// has an escape is skipped when it selects no field, and the message
+// stays with the hand reader; one that folds to a field's name is left to
+// encoding/json.
+func TestRealtimeReaderNamesByEncodingJSONRules(t *testing.T) {
+	for _, tc := range []struct {
+		msg   string
+		takes bool
+	}{
+		{`{"type":"x","délta":"AAAA","delta":"BBBB"}`, true},
+		{`{"type":"x","\u0078":[1],"delta":"BBBB"}`, true},
+		{`{"type":"x","metadata":{"dürée":1,"audio_duration_ms":2}}`, true},
+		{`{"type":"x","\u0044elta":"AAAA"}`, false}, // "Delta": folds to delta
+		{`{"type":"x","metadata":{"audio_duration_mſ":1}}`, false},
+	} {
+		var ev realtimeEvent
+		if got := readRealtimeEvent([]byte(tc.msg), &ev); got != tc.takes {
+			t.Errorf("%s: taken %v, want %v", tc.msg, got, tc.takes)
+		}
+		checkSameAsUnmarshal(t, []byte(tc.msg))
+	}
+}
