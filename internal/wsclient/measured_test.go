@@ -33,6 +33,70 @@ func withList(file []byte) []byte {
 	return append(out, file[36:]...)
 }
 
+// deltaOutcome is what a turn made of one audio delta per payload recorded.
+type deltaOutcome struct {
+	rec      results.Record
+	bytes    int64
+	failure  string
+	measured int // deltas the turn measured from their length
+}
+
+// audioDelta is a realtime audio delta carrying payload.
+func audioDelta(payload string) []byte {
+	return []byte(`{"type":"response.output_audio.delta","response_id":"resp-1","delta":"` + payload + `"}`)
+}
+
+// deltaTurn feeds payloads to one realtime turn as audio deltas 80 ms
+// apart, with sink as its audio sink (a sink makes it decode every delta).
+func deltaTurn(t *testing.T, c *Client, payloads []string, sink io.Writer) deltaOutcome {
+	rec := &results.Record{WS: &results.WSTurn{}}
+	rt := &realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, sink: sink, t0: time.Unix(1000, 0)}
+	var out deltaOutcome
+	for i, p := range payloads {
+		rt.events++
+		var ev realtimeEvent
+		if err := parseRealtimeEvent(audioDelta(p), &ev); err != nil {
+			t.Fatalf("delta %d: %v", i, err)
+		}
+		if _, ok := rt.measure(&ev, ev.audioB64()); ok {
+			out.measured++
+		}
+		at := time.Unix(1000, 0).Add(time.Duration(i+1) * 80 * time.Millisecond)
+		if _, f := rt.event(message{typ: websocket.MessageText, data: audioDelta(p), at: at}); f != nil {
+			out.failure = f.Error()
+			break
+		}
+	}
+	rec.WS = nil
+	out.rec, out.bytes = *rec, rt.benchBytes
+	return out
+}
+
+// sameOutcome fails t when a turn that may measure its deltas (measured)
+// recorded anything other than one that decodes them all (decoded).
+func sameOutcome(t *testing.T, name string, measured, decoded deltaOutcome) {
+	t.Helper()
+	if decoded.measured != 0 {
+		t.Fatalf("%s: a turn with a sink measured %d deltas from their length", name, decoded.measured)
+	}
+	if measured.failure != decoded.failure || measured.bytes != decoded.bytes {
+		t.Errorf("%s: measured %q, %d bytes; decoded %q, %d bytes", name, measured.failure, measured.bytes, decoded.failure, decoded.bytes)
+	}
+	m, d := measured.rec, decoded.rec
+	if m.AudioBytes != d.AudioBytes || m.TTFAAudibleS != d.TTFAAudibleS || !slices.Equal(m.ChunkBytes, d.ChunkBytes) || !slices.Equal(m.ChunkArrivalsS, d.ChunkArrivalsS) {
+		t.Errorf("%s: measured record %+v\ndecoded record %+v", name, m, d)
+	}
+}
+
+// testTone is 80 ms of a loud 24 kHz tone, which the onset detector finds.
+func testTone() []byte {
+	tone := make([]byte, 3840)
+	for i := 0; i < len(tone)/2; i++ {
+		binary.LittleEndian.PutUint16(tone[2*i:], uint16(int16(12000*math.Sin(float64(i)/5))))
+	}
+	return tone
+}
+
 // TestRealtimeMeasuredChunksMatchDecoded checks that a turn whose onset is
 // found measures its later audio deltas from their length, as the HTTP
 // kinds do, and records what decoding them records: the same record, the
@@ -40,15 +104,8 @@ func withList(file []byte) []byte {
 // decode every delta (a sink keeps the audio).
 func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 	c := newClient(t, "http://127.0.0.1:1", Options{})
-	silence := make([]byte, 3840)
-	tone := make([]byte, 3840)
-	for i := 0; i < len(tone)/2; i++ {
-		binary.LittleEndian.PutUint16(tone[2*i:], uint16(int16(12000*math.Sin(float64(i)/5))))
-	}
+	silence, tone := make([]byte, 3840), testTone()
 	enc := base64.StdEncoding.EncodeToString
-	delta := func(payload string) []byte {
-		return []byte(`{"type":"response.output_audio.delta","response_id":"resp-1","delta":"` + payload + `"}`)
-	}
 	cases := map[string][]string{
 		"plain":         {enc(silence), enc(tone), enc(tone), enc(tone[:3842-3840+100]), enc(silence)},
 		"padded":        {enc(silence), enc(tone), enc(tone[:3838]), enc(tone[:3836])},
@@ -71,39 +128,8 @@ func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 		"WAV in a LIST file": {wavOf(silence), wavOf(tone), enc(withList(wav.Encode(pcm24k, tone)))},
 	}
 	for name, payloads := range cases {
-		type outcome struct {
-			rec      results.Record
-			bytes    int64
-			failure  string
-			measured int
-		}
-		turn := func(sink io.Writer) outcome {
-			rec := &results.Record{WS: &results.WSTurn{}}
-			rt := &realtimeTurn{c: c, ss: &realtimeSession{benchRate: benchDefaultRate}, rec: rec, sink: sink, t0: time.Unix(1000, 0)}
-			var out outcome
-			for i, p := range payloads {
-				rt.events++
-				var ev realtimeEvent
-				if err := parseRealtimeEvent(delta(p), &ev); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if _, ok := rt.measure(&ev, ev.audioB64()); ok {
-					out.measured++
-				}
-				at := time.Unix(1000, 0).Add(time.Duration(i+1) * 80 * time.Millisecond)
-				if _, f := rt.event(message{typ: websocket.MessageText, data: delta(p), at: at}); f != nil {
-					out.failure = f.Error()
-					break
-				}
-			}
-			rec.WS = nil
-			out.rec, out.bytes = *rec, rt.benchBytes
-			return out
-		}
-		decoded, measured := turn(io.Discard), turn(nil)
-		if decoded.measured != 0 {
-			t.Fatalf("%s: a turn with a sink measured %d deltas from their length", name, decoded.measured)
-		}
+		decoded, measured := deltaTurn(t, c, payloads, io.Discard), deltaTurn(t, c, payloads, nil)
+		sameOutcome(t, name, measured, decoded)
 		if strings.HasSuffix(name, "unpadded") && decoded.failure != "" {
 			// The HTTP kinds accept unpadded base64 (client.DecodeBase64);
 			// the WebSocket kinds must not refuse what they take.
@@ -112,12 +138,44 @@ func TestRealtimeMeasuredChunksMatchDecoded(t *testing.T) {
 		if (name == "plain" || name == "WAV deltas") && measured.measured < 2 {
 			t.Errorf("%s: only %d deltas measured from their length after the onset", name, measured.measured)
 		}
-		if measured.failure != decoded.failure || measured.bytes != decoded.bytes {
-			t.Errorf("%s: measured %q, %d bytes; decoded %q, %d bytes", name, measured.failure, measured.bytes, decoded.failure, decoded.bytes)
-		}
-		m, d := measured.rec, decoded.rec
-		if m.AudioBytes != d.AudioBytes || m.TTFAAudibleS != d.TTFAAudibleS || !slices.Equal(m.ChunkBytes, d.ChunkBytes) || !slices.Equal(m.ChunkArrivalsS, d.ChunkArrivalsS) {
-			t.Errorf("%s: measured record %+v\ndecoded record %+v", name, m, d)
-		}
 	}
+}
+
+// FuzzRealtimeMeasuredMatchesDecoded is the test above on any third delta:
+// after a silent and a loud delta (both WAV files, or both headerless PCM)
+// the turn measures what it may, and must record what decoding records.
+// The third payload is the base64 of any bytes (seeded with WAV files of
+// every shape), unpadded or with one character spoilt as the fuzzer picks.
+func FuzzRealtimeMeasuredMatchesDecoded(f *testing.F) {
+	tone := testTone()
+	f.Add(true, wav.Encode(pcm24k, tone), uint8(0))
+	f.Add(true, wav.Encode(pcm24k, tone[:1001]), uint8(1))
+	f.Add(true, wav.AppendHeader(nil, pcm24k, 0xFFFFFFFF), uint8(0))
+	f.Add(true, append(wav.AppendHeader(nil, pcm24k, 4000), tone...), uint8(0))
+	f.Add(true, withList(wav.Encode(pcm24k, tone)), uint8(0))
+	f.Add(true, wav.Encode(wav.Format{SampleRate: 16000, Channels: 1, BitsPerSample: 16}, tone), uint8(0))
+	f.Add(true, wav.Encode(pcm24k, tone), uint8(200))
+	f.Add(false, tone[:101], uint8(0))
+	f.Add(false, wav.Encode(pcm24k, tone), uint8(1))
+	c := newClient(f, "http://127.0.0.1:1", Options{})
+	f.Fuzz(func(t *testing.T, wavDeltas bool, data []byte, spoil uint8) {
+		if len(data) > 1<<14 {
+			return
+		}
+		enc := base64.StdEncoding.EncodeToString
+		first, second := enc(make([]byte, 3840)), enc(tone)
+		if wavDeltas {
+			first, second = wavOf(make([]byte, 3840)), wavOf(tone)
+		}
+		third := enc(data)
+		switch {
+		case spoil == 1:
+			third = strings.TrimRight(third, "=")
+		case spoil > 1 && third != "":
+			at := int(spoil) % len(third)
+			third = third[:at] + "*" + third[at+1:]
+		}
+		payloads := []string{first, second, third}
+		sameOutcome(t, "fuzzed", deltaTurn(t, c, payloads, nil), deltaTurn(t, c, payloads, io.Discard))
+	})
 }

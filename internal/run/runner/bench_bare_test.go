@@ -631,3 +631,31 @@ func TestPooledP99Ratio(t *testing.T) {
 		t.Errorf("two iterations: %v [%v, %v], want 1 [1, 1]", r, l, h)
 	}
 }
+
+// TestPairedCPURatios checks the paired CPU ratios, their median and their
+// mean against figures worked out by hand: omnibench's runs at 12, 30 and
+// 22 µs per event against the bare loop's 10, 20 and 20 µs are ratios 1.2,
+// 1.5 and 1.1, whose median is 1.2 and mean 3.8/3.
+func TestPairedCPURatios(t *testing.T) {
+	run := func(us int) levelFigures {
+		return levelFigures{events: 1000, cpu: time.Duration(us) * time.Millisecond}
+	}
+	omni := levelRuns{run(12), run(30), run(22)}
+	bare := levelRuns{run(10), run(20), run(20), run(99)} // an unpaired run is left out
+	got := pairRatios(omni, bare, (*levelFigures).cpuPerEventUS)
+	want := []float64{1.2, 1.5, 1.1}
+	if len(got) != len(want) {
+		t.Fatalf("ratios %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("ratios %v, want %v", got, want)
+		}
+	}
+	if m := pairedRatio(omni, bare, (*levelFigures).cpuPerEventUS); math.Abs(m-1.2) > 1e-12 {
+		t.Errorf("median %v, want 1.2", m)
+	}
+	if m := mean(got); math.Abs(m-3.8/3) > 1e-12 {
+		t.Errorf("mean %v, want %v", m, 3.8/3)
+	}
+}
